@@ -1,0 +1,65 @@
+//! The error type of every fallible call in tune.
+
+/// `Result` with tune's [`Error`] as the default error.
+pub type Result<T, E = Error> = std::result::Result<T, E>;
+
+/// What went wrong, with enough context to fix it.
+#[derive(Debug, thiserror::Error)]
+#[non_exhaustive]
+pub enum Error {
+    /// A parameter's declaration is invalid (a run-time bound made a range impossible, etc.).
+    #[error("parameter `{name}`: {reason}")]
+    InvalidParam {
+        /// The parameter.
+        name: String,
+        /// What is wrong and how to fix it.
+        reason: String,
+    },
+    /// The declaration as a whole is invalid (duplicate names, unknown dependencies).
+    #[error("invalid search space: {0}")]
+    InvalidSpace(String),
+    /// The number of configurations does not fit `u128`.
+    #[error("the search space has more than 2^128 valid configurations; narrow the ranges")]
+    SpaceTooLarge,
+    /// A constraint or generator panicked (e.g. divided by zero) while the space was built.
+    #[error("a constraint panicked while the space was built: {0}; guard divisions with a constraint that excludes zero")]
+    ConstraintPanicked(String),
+    /// A name that the space does not declare.
+    #[error("unknown parameter `{name}`; the space declares: {known}")]
+    UnknownParam {
+        /// The unknown name.
+        name: String,
+        /// The declared names, comma-separated.
+        known: String,
+    },
+    /// A configuration that is not in the space.
+    #[error("configuration is not in the search space: {0}")]
+    NotInSpace(String),
+    /// A value that does not have the parameter's type.
+    #[error("parameter `{name}`: value `{value}` does not have type `{expected}`")]
+    WrongType {
+        /// The parameter.
+        name: String,
+        /// The offending value.
+        value: String,
+        /// The declared type.
+        expected: String,
+    },
+    /// An I/O error, with the path involved.
+    #[error("{path}: {source}")]
+    Io {
+        /// The file or folder.
+        path: String,
+        /// The underlying error.
+        #[source]
+        source: std::io::Error,
+    },
+    /// A malformed file.
+    #[error("{path}: {reason}")]
+    Format {
+        /// The file.
+        path: String,
+        /// What is wrong.
+        reason: String,
+    },
+}

@@ -1,0 +1,22 @@
+//! The engine of tune: tuning parameters and constrained search spaces.
+//!
+//! Users normally depend on the facade crate `tune`, whose macros expand to this crate's
+//! builder API ([`space::SpaceBuilder`], [`param::Param`]); the same API declares spaces at
+//! run time.
+#![warn(missing_docs)]
+
+mod error;
+pub mod param;
+pub mod space;
+
+pub use error::{Error, Result};
+pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
+pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
+
+/// Items the macros expand to. Not public API: may change in any release.
+#[doc(hidden)]
+pub mod __private {
+    pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};
+    pub use crate::space::{Config, Space, SpaceBuilder};
+    pub use crate::{Error, Result};
+}
