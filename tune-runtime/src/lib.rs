@@ -5,12 +5,16 @@
 //! run time.
 #![warn(missing_docs)]
 
+pub mod cost;
 mod error;
 pub mod param;
+pub mod search;
 pub mod space;
 
 pub use error::{Error, Result};
 pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
+pub use cost::Cost;
+pub use search::Technique;
 pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
 
 /// Items the macros expand to. Not public API: may change in any release.
