@@ -7,6 +7,7 @@
 
 pub mod cost;
 mod error;
+pub mod evaluate;
 pub mod param;
 pub mod search;
 pub mod space;
@@ -14,6 +15,7 @@ pub mod space;
 pub use error::{Error, Result};
 pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
 pub use cost::Cost;
+pub use evaluate::{Evaluator, Failure, Measured};
 pub use search::Technique;
 pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
 

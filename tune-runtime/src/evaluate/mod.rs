@@ -1,0 +1,102 @@
+//! Evaluators: how a configuration is turned into a cost.
+//!
+//! Evaluation has two steps so that the tuner can keep the CPU and the device busy at once:
+//! [`Evaluator::prepare`] (compile, build inputs) runs for upcoming candidates in parallel on
+//! CPU threads, while [`Evaluator::measure`] runs one configuration at a time on the device.
+//! Every failure is typed ([`Failure`]) and recorded against its configuration; the search
+//! goes on.
+
+use std::fmt;
+use std::time::Duration;
+
+use serde::{Deserialize, Serialize};
+
+use crate::cost::Cost;
+use crate::space::{Config, Space};
+
+/// Why a configuration has no cost.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
+#[non_exhaustive]
+pub enum Failure {
+    /// Rejected before running: breaks a constraint or a device limit (work-group size,
+    /// local/shared memory, registers).
+    Invalid(String),
+    /// The kernel or program did not compile; the build log.
+    Compile(String),
+    /// Launch or run-time error.
+    Launch(String),
+    /// The output did not match the reference.
+    WrongResult(String),
+    /// The run exceeded its time limit and was stopped.
+    Timeout(Duration),
+    /// Anything else the evaluator reports.
+    Other(String),
+}
+
+impl Failure {
+    /// A short name of the failure kind, as recorded: `invalid`, `compile`, `launch`,
+    /// `wrong_result`, `timeout` or `other`.
+    pub fn kind(&self) -> &'static str {
+        match self {
+            Failure::Invalid(_) => "invalid",
+            Failure::Compile(_) => "compile",
+            Failure::Launch(_) => "launch",
+            Failure::WrongResult(_) => "wrong_result",
+            Failure::Timeout(_) => "timeout",
+            Failure::Other(_) => "other",
+        }
+    }
+}
+
+impl fmt::Display for Failure {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        match self {
+            Failure::Invalid(s) => write!(f, "invalid configuration: {s}"),
+            Failure::Compile(s) => write!(f, "compile error: {s}"),
+            Failure::Launch(s) => write!(f, "launch error: {s}"),
+            Failure::WrongResult(s) => write!(f, "wrong result: {s}"),
+            Failure::Timeout(d) => write!(f, "timed out after {d:?}"),
+            Failure::Other(s) => f.write_str(s),
+        }
+    }
+}
+
+/// A successful measurement.
+#[derive(Clone, Debug)]
+pub struct Measured<C> {
+    /// The cost the tuner ranks by.
+    pub cost: C,
+    /// Every repetition's time in seconds (may be empty for costs that are not times).
+    pub samples: Vec<f64>,
+    /// Time spent validating the output, if the evaluator validated it.
+    pub validation: Option<Duration>,
+}
+
+impl<C> Measured<C> {
+    /// A measurement with only a cost.
+    pub fn new(cost: C) -> Self {
+        Measured { cost, samples: Vec::new(), validation: None }
+    }
+}
+
+/// Turns configurations into costs. Implemented by the closure, process, simulation,
+/// OpenCL and CUDA evaluators, and by users.
+pub trait Evaluator: Send + Sync {
+    /// What a measurement yields.
+    type Cost: Cost;
+    /// The result of preparation (a compiled kernel, a built binary), handed to `measure`.
+    type Prepared: Send;
+
+    /// Prepares a configuration. Called from several CPU threads at once, ahead of
+    /// measurement.
+    fn prepare(&self, space: &Space, config: &Config) -> Result<Self::Prepared, Failure>;
+
+    /// Measures a prepared configuration. The tuner calls it for one configuration at a time.
+    fn measure(&self, space: &Space, config: &Config, prepared: Self::Prepared) -> Result<Measured<Self::Cost>, Failure>;
+
+    /// Names the device measured on, for the results database (e.g. `"NVIDIA H100 (CUDA)"`).
+    fn device(&self) -> String {
+        "cpu".into()
+    }
+}
