@@ -56,7 +56,9 @@ impl Cost for Duration {
 
 impl<A: Cost, B: Cost> Cost for (A, B) {
     fn compare(&self, other: &Self) -> Ordering {
-        self.0.compare(&other.0).then_with(|| self.1.compare(&other.1))
+        self.0
+            .compare(&other.0)
+            .then_with(|| self.1.compare(&other.1))
     }
     fn scalar(&self) -> f64 {
         self.0.scalar()

@@ -12,10 +12,10 @@ pub mod param;
 pub mod search;
 pub mod space;
 
-pub use error::{Error, Result};
-pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
 pub use cost::Cost;
+pub use error::{Error, Result};
 pub use evaluate::{Evaluator, Failure, Measured};
+pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
 pub use search::Technique;
 pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
 

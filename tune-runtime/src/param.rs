@@ -234,9 +234,9 @@ impl<'a> Bound<'a> {
 }
 
 /// A constraint's right-hand side, computed from the bound parameters.
-pub(crate) type IntExpr = Arc<dyn Fn(&Bound<'_>) -> Option<i128> + Send + Sync>;
+pub(crate) type IntExpr<'a> = Arc<dyn Fn(&Bound<'_>) -> Option<i128> + Send + Sync + 'a>;
 /// A boolean constraint over the bound parameters (the owner's slot is bound too).
-pub(crate) type Pred = Arc<dyn Fn(&Bound<'_>) -> bool + Send + Sync>;
+pub(crate) type Pred<'a> = Arc<dyn Fn(&Bound<'_>) -> bool + Send + Sync + 'a>;
 
 /// The integer aliases that prune by generating candidates instead of testing all of them.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
@@ -270,18 +270,18 @@ impl IntOp {
 }
 
 #[derive(Clone)]
-pub(crate) enum RuleKind {
+pub(crate) enum RuleKind<'a> {
     /// An integer alias on the owner: the space generates candidates from it.
-    Int { op: IntOp, rhs: IntExpr },
+    Int { op: IntOp, rhs: IntExpr<'a> },
     /// Any boolean expression.
-    Pred(Pred),
+    Pred(Pred<'a>),
 }
 
 /// One constraint on a parameter, with the slots it reads (besides the owner's).
 #[derive(Clone)]
-pub(crate) struct Rule {
+pub(crate) struct Rule<'a> {
     pub(crate) deps: Vec<usize>,
-    pub(crate) kind: RuleKind,
+    pub(crate) kind: RuleKind<'a>,
 }
 
 /// The candidate values of one parameter, as the builder stores them.
@@ -297,14 +297,14 @@ pub(crate) enum Domain {
 ///
 /// Built with consuming methods; added to a [`crate::space::SpaceBuilder`].
 #[must_use]
-pub struct Param<T: ParamType> {
+pub struct Param<'a, T: ParamType> {
     pub(crate) name: String,
     pub(crate) domain: Result<Domain>,
-    pub(crate) rules: Vec<Rule>,
+    pub(crate) rules: Vec<Rule<'a>>,
     pub(crate) default: Option<T>,
 }
 
-impl<T: ParamType> fmt::Debug for Param<T> {
+impl<T: ParamType> fmt::Debug for Param<'_, T> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Param")
             .field("name", &self.name)
@@ -314,7 +314,7 @@ impl<T: ParamType> fmt::Debug for Param<T> {
     }
 }
 
-impl<T: ParamType> Param<T> {
+impl<'a, T: ParamType> Param<'a, T> {
     /// A parameter taking the given values, in order. Duplicates are an error at build time.
     pub fn values(name: impl Into<String>, values: impl IntoIterator<Item = T>) -> Self {
         let name = name.into();
@@ -328,7 +328,12 @@ impl<T: ParamType> Param<T> {
             }),
             None => Ok(Domain::Set(raw)),
         };
-        Param { name, domain, rules: Vec::new(), default: None }
+        Param {
+            name,
+            domain,
+            rules: Vec::new(),
+            default: None,
+        }
     }
 
     /// A constraint: `pred` must hold once this parameter and the slots in `deps` are bound.
@@ -338,9 +343,12 @@ impl<T: ParamType> Param<T> {
     pub fn constraint(
         mut self,
         deps: &[usize],
-        pred: impl Fn(&Bound<'_>) -> bool + Send + Sync + 'static,
+        pred: impl Fn(&Bound<'_>) -> bool + Send + Sync + 'a,
     ) -> Self {
-        self.rules.push(Rule { deps: deps.to_vec(), kind: RuleKind::Pred(Arc::new(pred)) });
+        self.rules.push(Rule {
+            deps: deps.to_vec(),
+            kind: RuleKind::Pred(Arc::new(pred)),
+        });
         self
     }
 
@@ -356,14 +364,14 @@ impl<T: ParamType> Param<T> {
     }
 }
 
-impl Param<bool> {
+impl Param<'_, bool> {
     /// A `bool` parameter: `false`, then `true`.
     pub fn bool(name: impl Into<String>) -> Self {
         Param::values(name, [false, true])
     }
 }
 
-impl<T: EnumParam> Param<T> {
+impl<T: EnumParam> Param<'_, T> {
     /// An enum parameter taking every variant.
     pub fn variants(name: impl Into<String>) -> Self {
         Param::values(name, T::VARIANTS.iter().copied())
@@ -378,7 +386,7 @@ macro_rules! alias {
         pub fn $fn(
             mut self,
             deps: &[usize],
-            rhs: impl Fn(&Bound<'_>) -> T + Send + Sync + 'static,
+            rhs: impl Fn(&Bound<'_>) -> T + Send + Sync + 'a,
         ) -> Self {
             self.rules.push(Rule {
                 deps: deps.to_vec(),
@@ -389,7 +397,7 @@ macro_rules! alias {
     )*};
 }
 
-impl<T: Integer> Param<T> {
+impl<'a, T: Integer> Param<'a, T> {
     /// An integer interval, e.g. `1..=n` or `0..64`, with step 1.
     pub fn range(name: impl Into<String>, range: impl RangeBounds<T>) -> Self {
         let name = name.into();
@@ -410,7 +418,12 @@ impl<T: Integer> Param<T> {
                 reason: "a range needs both bounds, e.g. `1..=n`".into(),
             }),
         };
-        Param { name, domain, rules: Vec::new(), default: None }
+        Param {
+            name,
+            domain,
+            rules: Vec::new(),
+            default: None,
+        }
     }
 
     /// Keeps every `step`-th value of an interval, starting at its lower bound.
@@ -471,7 +484,11 @@ fn interval(name: &str, lo: i128, hi: i128, step: i128) -> Result<Domain> {
             reason: format!("the range has {len} values; at most {MAX_DOMAIN} are supported"),
         });
     }
-    Ok(Domain::Ints { lo, step, len: len as u64 })
+    Ok(Domain::Ints {
+        lo,
+        step,
+        len: len as u64,
+    })
 }
 
 impl Domain {

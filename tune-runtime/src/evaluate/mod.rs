@@ -76,7 +76,11 @@ pub struct Measured<C> {
 impl<C> Measured<C> {
     /// A measurement with only a cost.
     pub fn new(cost: C) -> Self {
-        Measured { cost, samples: Vec::new(), validation: None }
+        Measured {
+            cost,
+            samples: Vec::new(),
+            validation: None,
+        }
     }
 }
 
@@ -93,7 +97,12 @@ pub trait Evaluator: Send + Sync {
     fn prepare(&self, space: &Space, config: &Config) -> Result<Self::Prepared, Failure>;
 
     /// Measures a prepared configuration. The tuner calls it for one configuration at a time.
-    fn measure(&self, space: &Space, config: &Config, prepared: Self::Prepared) -> Result<Measured<Self::Cost>, Failure>;
+    fn measure(
+        &self,
+        space: &Space,
+        config: &Config,
+        prepared: Self::Prepared,
+    ) -> Result<Measured<Self::Cost>, Failure>;
 
     /// Names the device measured on, for the results database (e.g. `"NVIDIA H100 (CUDA)"`).
     fn device(&self) -> String {

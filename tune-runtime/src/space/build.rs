@@ -33,25 +33,30 @@ use crate::{Error, Result};
 /// ```
 #[must_use]
 #[derive(Default)]
-pub struct SpaceBuilder {
-    params: Vec<ErasedParam>,
+pub struct SpaceBuilder<'a> {
+    params: Vec<ErasedParam<'a>>,
     errors: Vec<Error>,
 }
 
-struct ErasedParam {
+struct ErasedParam<'a> {
     info: ParamInfo,
-    rules: Vec<Rule>,
+    rules: Vec<Rule<'a>>,
 }
 
-impl SpaceBuilder {
+impl<'a> SpaceBuilder<'a> {
     /// An empty builder.
     pub fn new() -> Self {
         Self::default()
     }
 
     /// Adds a parameter; it gets the next slot.
-    pub fn param<T: ParamType>(mut self, p: Param<T>) -> Self {
-        let Param { name, domain, rules, default } = p;
+    pub fn param<T: ParamType>(mut self, p: Param<'a, T>) -> Self {
+        let Param {
+            name,
+            domain,
+            rules,
+            default,
+        } = p;
         let domain = domain.unwrap_or_else(|e| {
             self.errors.push(e);
             Domain::Set(Vec::new())
@@ -65,14 +70,19 @@ impl SpaceBuilder {
     pub fn constraint(
         mut self,
         deps: &[usize],
-        pred: impl Fn(&Bound<'_>) -> bool + Send + Sync + 'static,
+        pred: impl Fn(&Bound<'_>) -> bool + Send + Sync + 'a,
     ) -> Self {
         let Some(&owner) = deps.iter().max() else {
-            self.errors.push(Error::InvalidSpace("a constraint must read at least one parameter".into()));
+            self.errors.push(Error::InvalidSpace(
+                "a constraint must read at least one parameter".into(),
+            ));
             return self;
         };
         match self.params.get_mut(owner) {
-            Some(p) => p.rules.push(Rule { deps: deps.to_vec(), kind: RuleKind::Pred(Arc::new(pred)) }),
+            Some(p) => p.rules.push(Rule {
+                deps: deps.to_vec(),
+                kind: RuleKind::Pred(Arc::new(pred)),
+            }),
             None => self.errors.push(Error::InvalidSpace(format!(
                 "a constraint reads slot {owner}, but only {} parameters are declared",
                 self.params.len()
@@ -97,7 +107,10 @@ impl SpaceBuilder {
         let infos: Arc<[ParamInfo]> = params.into_iter().map(|p| p.info).collect();
         let nslots = infos.len();
         let built = catch_unwind(AssertUnwindSafe(|| {
-            plans.par_iter().map(|g| build_group(g, nslots)).collect::<Result<Vec<Group>>>()
+            plans
+                .par_iter()
+                .map(|g| build_group(g, nslots))
+                .collect::<Result<Vec<Group>>>()
         }));
         let groups = match built {
             Ok(r) => r?,
@@ -114,13 +127,16 @@ impl SpaceBuilder {
     }
 }
 
-fn validate(params: &[ErasedParam], errors: &mut Vec<Error>) {
+fn validate(params: &[ErasedParam<'_>], errors: &mut Vec<Error>) {
     let n = params.len();
     let mut names: Vec<&str> = params.iter().map(|p| p.info.name.as_str()).collect();
     names.sort_unstable();
     for w in names.windows(2) {
         if w[0] == w[1] {
-            errors.push(Error::InvalidSpace(format!("parameter `{}` is declared twice", w[0])));
+            errors.push(Error::InvalidSpace(format!(
+                "parameter `{}` is declared twice",
+                w[0]
+            )));
         }
     }
     for (slot, p) in params.iter().enumerate() {
@@ -143,27 +159,32 @@ fn validate(params: &[ErasedParam], errors: &mut Vec<Error>) {
 }
 
 /// A check applied once the level's parameter is bound.
-enum Check {
-    Pred(Pred),
+enum Check<'a> {
+    Pred(Pred<'a>),
     /// An integer alias whose owner was bound earlier than one of its dependencies.
-    Late { owner: usize, op: IntOp, rhs: IntExpr, to_i128: fn(u64) -> i128 },
+    Late {
+        owner: usize,
+        op: IntOp,
+        rhs: IntExpr<'a>,
+        to_i128: fn(u64) -> i128,
+    },
 }
 
-struct LevelPlan {
+struct LevelPlan<'a> {
     slot: usize,
     domain: Domain,
     /// Integer values of a set domain, for the aliases.
     set_ints: Vec<i128>,
-    gens: Vec<(IntOp, IntExpr)>,
-    checks: Vec<Check>,
+    gens: Vec<(IntOp, IntExpr<'a>)>,
+    checks: Vec<Check<'a>>,
 }
 
-struct GroupPlan {
+struct GroupPlan<'a> {
     slots: Vec<usize>,
-    levels: Vec<LevelPlan>,
+    levels: Vec<LevelPlan<'a>>,
 }
 
-fn plan_groups(params: &[ErasedParam]) -> Vec<GroupPlan> {
+fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
     let n = params.len();
     // Union-find over slots.
     let mut parent: Vec<usize> = (0..n).collect();
@@ -195,7 +216,7 @@ fn plan_groups(params: &[ErasedParam]) -> Vec<GroupPlan> {
     groups
         .into_iter()
         .map(|slots| {
-            let mut levels: Vec<LevelPlan> = slots
+            let mut levels: Vec<LevelPlan<'a>> = slots
                 .iter()
                 .map(|&s| {
                     let info = &params[s].info;
@@ -219,7 +240,9 @@ fn plan_groups(params: &[ErasedParam]) -> Vec<GroupPlan> {
                     let last = r.deps.iter().copied().chain([owner]).max().unwrap_or(owner);
                     let lvl = &mut levels[level_of(last)];
                     match &r.kind {
-                        RuleKind::Int { op, rhs } if last == owner => lvl.gens.push((*op, rhs.clone())),
+                        RuleKind::Int { op, rhs } if last == owner => {
+                            lvl.gens.push((*op, rhs.clone()))
+                        }
                         RuleKind::Int { op, rhs } => lvl.checks.push(Check::Late {
                             owner,
                             op: *op,
@@ -235,7 +258,7 @@ fn plan_groups(params: &[ErasedParam]) -> Vec<GroupPlan> {
         .collect()
 }
 
-impl LevelPlan {
+impl LevelPlan<'_> {
     /// Appends to `out` the domain indices, ascending, that satisfy this level's aliases.
     fn candidates(&self, bound: &[u64], out: &mut Vec<u32>) {
         out.clear();
@@ -274,9 +297,20 @@ impl LevelPlan {
         if lo_v > hi_v {
             return;
         }
-        let ok = |v: i128| self.gens.iter().all(|(op, rhs)| rhs(&b).is_some_and(|r| op.holds(v, r)));
+        let ok = |v: i128| {
+            self.gens
+                .iter()
+                .all(|(op, rhs)| rhs(&b).is_some_and(|r| op.holds(v, r)))
+        };
         let simple = self.gens.iter().all(|(op, _)| {
-            matches!(op, IntOp::AtMost | IntOp::LessThan | IntOp::AtLeast | IntOp::GreaterThan | IntOp::Equal)
+            matches!(
+                op,
+                IntOp::AtMost
+                    | IntOp::LessThan
+                    | IntOp::AtLeast
+                    | IntOp::GreaterThan
+                    | IntOp::Equal
+            )
         });
         match &self.domain {
             Domain::Set(_) => {
@@ -311,7 +345,11 @@ impl LevelPlan {
                 } else if let Some(d) = div.filter(|&d| isqrt(d) * 2 < scan) {
                     for_each_divisor(d, a, z, |v| push(v, out));
                 } else if let Some(m) = mult.filter(|&m| m > step) {
-                    let first = if a >= 0 { (a + m - 1) / m * m } else { a / m * m };
+                    let first = if a >= 0 {
+                        (a + m - 1) / m * m
+                    } else {
+                        a / m * m
+                    };
                     let mut v = first;
                     while v <= z {
                         push(v, out);
@@ -355,7 +393,10 @@ fn for_each_divisor(d: i128, a: i128, z: i128, mut f: impl FnMut(i128)) {
     let ascending = || small.iter().copied().chain(large.iter().rev().copied());
     if a < 0 {
         let neg: Vec<i128> = ascending().map(|v| -v).collect();
-        neg.into_iter().rev().filter(|&v| v >= a && v <= z).for_each(&mut f);
+        neg.into_iter()
+            .rev()
+            .filter(|&v| v >= a && v <= z)
+            .for_each(&mut f);
     }
     ascending().filter(|&v| v >= a && v <= z).for_each(f);
 }
@@ -382,11 +423,15 @@ struct Chunk {
 /// Nodes on the level where the build splits into parallel subtrees.
 const SPLIT_NODES: usize = 512;
 
-fn build_group(plan: &GroupPlan, nslots: usize) -> Result<Group> {
+fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
     let depth = plan.levels.len();
     let free = depth == 1 && plan.levels[0].gens.is_empty() && plan.levels[0].checks.is_empty();
     if free {
-        return Ok(Group { slots: plan.slots.clone(), levels: Vec::new(), free_len: plan.levels[0].domain.len() });
+        return Ok(Group {
+            slots: plan.slots.clone(),
+            levels: Vec::new(),
+            free_len: plan.levels[0].domain.len(),
+        });
     }
     let mut bound = vec![0u64; nslots];
     let mut cands = Vec::new();
@@ -425,7 +470,10 @@ fn build_group(plan: &GroupPlan, nslots: usize) -> Result<Group> {
     }
     if depth > 1 {
         // Subtrees below level `s`, in parallel chunks.
-        let per = frontier.len().div_ceil(rayon::current_num_threads() * 16).max(1);
+        let per = frontier
+            .len()
+            .div_ceil(rayon::current_num_threads() * 16)
+            .max(1);
         let chunks: Vec<Chunk> = frontier
             .par_chunks(per)
             .map(|nodes| {
@@ -433,7 +481,9 @@ fn build_group(plan: &GroupPlan, nslots: usize) -> Result<Group> {
                 let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
                 let mut ch = Chunk {
                     starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
-                    vals: (s + 1..depth).map(|l| IdxVec::for_domain(plan.levels[l].domain.len())).collect(),
+                    vals: (s + 1..depth)
+                        .map(|l| IdxVec::for_domain(plan.levels[l].domain.len()))
+                        .collect(),
                     dead: 0,
                 };
                 for path in nodes {
@@ -448,7 +498,10 @@ fn build_group(plan: &GroupPlan, nslots: usize) -> Result<Group> {
     }
     let mut levels: Vec<Level> = vals
         .into_iter()
-        .map(|v| Level { vals: v, starts: None })
+        .map(|v| Level {
+            vals: v,
+            starts: None,
+        })
         .collect();
     for (l, st) in starts.into_iter().enumerate() {
         levels[l].starts = Some(st);
@@ -459,10 +512,14 @@ fn build_group(plan: &GroupPlan, nslots: usize) -> Result<Group> {
     for l in &mut levels {
         l.vals.shrink();
     }
-    Ok(Group { slots: plan.slots.clone(), levels, free_len: 0 })
+    Ok(Group {
+        slots: plan.slots.clone(),
+        levels,
+        free_len: 0,
+    })
 }
 
-fn set_path(plan: &GroupPlan, path: &[u32], bound: &mut [u64]) {
+fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
     for (l, &c) in path.iter().enumerate() {
         let lp = &plan.levels[l];
         bound[lp.slot] = lp.domain.raw(c);
@@ -471,7 +528,13 @@ fn set_path(plan: &GroupPlan, path: &[u32], bound: &mut [u64]) {
 
 /// Calls `push` with every valid value (domain index) of level `l` under the bound prefix.
 #[inline]
-fn expand_node(plan: &GroupPlan, l: usize, bound: &mut [u64], cands: &mut Vec<u32>, mut push: impl FnMut(u32)) {
+fn expand_node(
+    plan: &GroupPlan<'_>,
+    l: usize,
+    bound: &mut [u64],
+    cands: &mut Vec<u32>,
+    mut push: impl FnMut(u32),
+) {
     let lp = &plan.levels[l];
     lp.candidates(bound, cands);
     if lp.checks.is_empty() {
@@ -487,19 +550,29 @@ fn expand_node(plan: &GroupPlan, l: usize, bound: &mut [u64], cands: &mut Vec<u3
 }
 
 #[inline]
-fn passes(checks: &[Check], bound: &[u64]) -> bool {
+fn passes(checks: &[Check<'_>], bound: &[u64]) -> bool {
     let b = Bound::new(bound);
     checks.iter().all(|c| match c {
         Check::Pred(p) => p(&b),
-        Check::Late { owner, op, rhs, to_i128 } => {
-            rhs(&b).is_some_and(|r| op.holds(to_i128(bound[*owner]), r))
-        }
+        Check::Late {
+            owner,
+            op,
+            rhs,
+            to_i128,
+        } => rhs(&b).is_some_and(|r| op.holds(to_i128(bound[*owner]), r)),
     })
 }
 
 /// Builds the children of the current node (its prefix is in `bound`) on level `l`, then
 /// recurses into each, so that every level stays in breadth-first order.
-fn dfs(plan: &GroupPlan, l: usize, s: usize, bound: &mut [u64], scratch: &mut [Vec<u32>], ch: &mut Chunk) {
+fn dfs(
+    plan: &GroupPlan<'_>,
+    l: usize,
+    s: usize,
+    bound: &mut [u64],
+    scratch: &mut [Vec<u32>],
+    ch: &mut Chunk,
+) {
     let depth = plan.levels.len();
     let vi = l - s - 1;
     let begin = ch.vals[vi].len();
@@ -522,7 +595,13 @@ fn dfs(plan: &GroupPlan, l: usize, s: usize, bound: &mut [u64], scratch: &mut [V
 }
 
 /// Appends the chunks' levels below `s` to the top levels.
-fn concat(plan: &GroupPlan, s: usize, chunks: Vec<Chunk>, vals: &mut Vec<IdxVec>, starts: &mut Vec<OffVec>) -> Result<()> {
+fn concat(
+    plan: &GroupPlan<'_>,
+    s: usize,
+    chunks: Vec<Chunk>,
+    vals: &mut Vec<IdxVec>,
+    starts: &mut Vec<OffVec>,
+) -> Result<()> {
     let depth = plan.levels.len();
     let mut chunks = chunks;
     for l in s..depth - 1 {
@@ -533,15 +612,29 @@ fn concat(plan: &GroupPlan, s: usize, chunks: Vec<Chunk>, vals: &mut Vec<IdxVec>
         let mut st32 = Vec::new();
         let wide = total > u32::MAX as u64;
         let mut base = 0u64;
-        if wide { st64.reserve(nodes + 1); st64.push(0) } else { st32.reserve(nodes + 1); st32.push(0) }
+        if wide {
+            st64.reserve(nodes + 1);
+            st64.push(0)
+        } else {
+            st32.reserve(nodes + 1);
+            st32.push(0)
+        }
         for c in &mut chunks {
             let local = std::mem::take(&mut c.starts[l - s]);
             for &x in &local[1..] {
-                if wide { st64.push(base + x as u64) } else { st32.push((base + x as u64) as u32) }
+                if wide {
+                    st64.push(base + x as u64)
+                } else {
+                    st32.push((base + x as u64) as u32)
+                }
             }
             base += c.vals[l - s].len() as u64;
         }
-        starts.push(if wide { OffVec::U64(st64) } else { OffVec::U32(st32) });
+        starts.push(if wide {
+            OffVec::U64(st64)
+        } else {
+            OffVec::U32(st32)
+        });
         let mut v = IdxVec::for_domain(plan.levels[l + 1].domain.len());
         if chunks.len() == 1 {
             v = std::mem::replace(&mut chunks[0].vals[l - s], IdxVec::U8(Vec::new()));

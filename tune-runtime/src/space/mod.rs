@@ -98,7 +98,8 @@ impl ParamInfo {
             &Domain::Ints { lo, step, len } => {
                 let v = (self.to_i128)(raw);
                 let off = v - lo;
-                (off >= 0 && off % step == 0 && off / step < len as i128).then(|| (off / step) as u32)
+                (off >= 0 && off % step == 0 && off / step < len as i128)
+                    .then(|| (off / step) as u32)
             }
             Domain::Set(s) => s.iter().position(|&x| x == raw).map(|i| i as u32),
         }
@@ -156,7 +157,10 @@ impl Group {
         }
     }
     fn bytes(&self) -> usize {
-        self.levels.iter().map(|l| l.vals.bytes() + l.starts.as_ref().map_or(0, |s| s.bytes())).sum()
+        self.levels
+            .iter()
+            .map(|l| l.vals.bytes() + l.starts.as_ref().map_or(0, |s| s.bytes()))
+            .sum()
     }
     /// Writes the raw values of local configuration `local` into `raw`.
     fn fill(&self, params: &[ParamInfo], local: u64, raw: &mut [u64]) {
@@ -197,7 +201,10 @@ impl Group {
         Some(p)
     }
     fn domain_indices(&self, params: &[ParamInfo], raw: &[u64]) -> Option<Vec<u32>> {
-        self.slots.iter().map(|&s| params[s].domain_index(raw[s])).collect()
+        self.slots
+            .iter()
+            .map(|&s| params[s].domain_index(raw[s]))
+            .collect()
     }
     fn local_index(&self, params: &[ParamInfo], raw: &[u64]) -> Option<u64> {
         let dom = self.domain_indices(params, raw)?;
@@ -207,8 +214,16 @@ impl Group {
         self.path_of(&dom).and_then(|p| p.last().map(|&x| x as u64))
     }
     /// Local indices of the neighbours of `local`.
-    fn neighbours(&self, params: &[ParamInfo], raw: &[u64], hood: Neighbourhood, out: &mut Vec<(usize, u64)>) {
-        let Some(dom) = self.domain_indices(params, raw) else { return };
+    fn neighbours(
+        &self,
+        params: &[ParamInfo],
+        raw: &[u64],
+        hood: Neighbourhood,
+        out: &mut Vec<(usize, u64)>,
+    ) {
+        let Some(dom) = self.domain_indices(params, raw) else {
+            return;
+        };
         if self.levels.is_empty() {
             let (cur, len) = (dom[0] as u64, self.free_len);
             match hood {
@@ -220,13 +235,21 @@ impl Group {
                         out.push((self.slots[0], cur + 1));
                     }
                 }
-                Neighbourhood::Any => out.extend((0..len).filter(|&i| i != cur).map(|i| (self.slots[0], i))),
+                Neighbourhood::Any => {
+                    out.extend((0..len).filter(|&i| i != cur).map(|i| (self.slots[0], i)))
+                }
             }
             return;
         }
-        let Some(path) = self.path_of(&dom) else { return };
+        let Some(path) = self.path_of(&dom) else {
+            return;
+        };
         for (l, &here) in path.iter().enumerate() {
-            let (a, b) = if l == 0 { (0, self.levels[0].vals.len()) } else { self.levels[l - 1].children(path[l - 1]) };
+            let (a, b) = if l == 0 {
+                (0, self.levels[0].vals.len())
+            } else {
+                self.levels[l - 1].children(path[l - 1])
+            };
             let slot = self.slots[l];
             match hood {
                 Neighbourhood::Any => {
@@ -267,7 +290,15 @@ struct Inner {
 impl fmt::Debug for Space {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("Space")
-            .field("params", &self.inner.params.iter().map(|p| p.name()).collect::<Vec<_>>())
+            .field(
+                "params",
+                &self
+                    .inner
+                    .params
+                    .iter()
+                    .map(|p| p.name())
+                    .collect::<Vec<_>>(),
+            )
             .field("groups", &self.group_sizes())
             .field("len", &self.inner.len)
             .finish()
@@ -284,7 +315,15 @@ impl Space {
             acc = acc.checked_mul(counts[g]).ok_or(Error::SpaceTooLarge)?;
         }
         let len = if groups.is_empty() { 1 } else { acc };
-        Ok(Space { inner: Arc::new(Inner { params, groups, counts, strides, len }) })
+        Ok(Space {
+            inner: Arc::new(Inner {
+                params,
+                groups,
+                counts,
+                strides,
+                len,
+            }),
+        })
     }
 
     /// The number of valid configurations. A space without parameters has one (empty) one.
@@ -304,10 +343,18 @@ impl Space {
     /// # Errors
     /// [`Error::UnknownParam`] listing the declared names.
     pub fn slot(&self, name: &str) -> Result<usize> {
-        self.params().iter().position(|p| p.name == name).ok_or_else(|| Error::UnknownParam {
-            name: name.into(),
-            known: self.params().iter().map(|p| p.name.as_str()).collect::<Vec<_>>().join(", "),
-        })
+        self.params()
+            .iter()
+            .position(|p| p.name == name)
+            .ok_or_else(|| Error::UnknownParam {
+                name: name.into(),
+                known: self
+                    .params()
+                    .iter()
+                    .map(|p| p.name.as_str())
+                    .collect::<Vec<_>>()
+                    .join(", "),
+            })
     }
     /// The independent groups: each group's parameter names and its number of valid
     /// combinations.
@@ -316,7 +363,15 @@ impl Space {
             .groups
             .iter()
             .zip(&self.inner.counts)
-            .map(|(g, &c)| (g.slots.iter().map(|&s| self.inner.params[s].name.as_str()).collect(), c))
+            .map(|(g, &c)| {
+                (
+                    g.slots
+                        .iter()
+                        .map(|&s| self.inner.params[s].name.as_str())
+                        .collect(),
+                    c,
+                )
+            })
             .collect()
     }
     fn group_sizes(&self) -> Vec<u128> {
@@ -371,7 +426,9 @@ impl Space {
     /// The valid configurations that differ from `config` in exactly one parameter, as
     /// indices. Empty if `config` is not valid.
     pub fn neighbour_indices(&self, config: &Config, hood: Neighbourhood) -> Vec<u128> {
-        let Some(index) = self.index_of(config) else { return Vec::new() };
+        let Some(index) = self.index_of(config) else {
+            return Vec::new();
+        };
         let mut out = Vec::new();
         let mut local = Vec::new();
         for (g, group) in self.inner.groups.iter().enumerate() {
@@ -387,7 +444,10 @@ impl Space {
 
     /// The valid configurations that differ from `config` in exactly one parameter.
     pub fn neighbours(&self, config: &Config, hood: Neighbourhood) -> Vec<Config> {
-        self.neighbour_indices(config, hood).into_iter().filter_map(|i| self.get(i)).collect()
+        self.neighbour_indices(config, hood)
+            .into_iter()
+            .filter_map(|i| self.get(i))
+            .collect()
     }
 
     /// Every configuration in index order.
@@ -409,7 +469,10 @@ impl Space {
     /// # Errors
     /// Unknown or missing names, values of the wrong type, or a configuration that breaks a
     /// constraint.
-    pub fn config_from_values<'a>(&self, values: impl IntoIterator<Item = (&'a str, Value)>) -> Result<Config> {
+    pub fn config_from_values<'a>(
+        &self,
+        values: impl IntoIterator<Item = (&'a str, Value)>,
+    ) -> Result<Config> {
         let mut raw: Vec<Option<u64>> = vec![None; self.params().len()];
         for (name, v) in values {
             let slot = self.slot(name)?;
@@ -435,7 +498,11 @@ impl Space {
 
     /// `NAME=value NAME=value ...`, for messages and logs.
     pub fn describe(&self, config: &Config) -> String {
-        self.values(config).iter().map(|(n, v)| format!("{n}={v}")).collect::<Vec<_>>().join(" ")
+        self.values(config)
+            .iter()
+            .map(|(n, v)| format!("{n}={v}"))
+            .collect::<Vec<_>>()
+            .join(" ")
     }
 
     /// The configuration made of every parameter's declared default, if all have one and it
