@@ -104,6 +104,14 @@ pub trait Evaluator: Send + Sync {
         prepared: Self::Prepared,
     ) -> Result<Measured<Self::Cost>, Failure>;
 
+    /// In simulation mode, the time this configuration's evaluation took when it was
+    /// recorded (compile + verification + benchmark). When it is `Some`, the tuner charges it
+    /// to a simulated clock that the duration-based abort conditions read, instead of wall
+    /// time. Real evaluators return `None` (the default).
+    fn charged_time(&self, _space: &Space, _config: &Config) -> Option<Duration> {
+        None
+    }
+
     /// Names the device measured on, for the results database (e.g. `"NVIDIA H100 (CUDA)"`).
     fn device(&self) -> String {
         "cpu".into()
