@@ -62,4 +62,12 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A search technique name that is not built in.
+    #[error("unknown search technique `{name}`; expected one of: {known}")]
+    UnknownTechnique {
+        /// The name asked for.
+        name: String,
+        /// The valid names, comma-separated.
+        known: String,
+    },
 }

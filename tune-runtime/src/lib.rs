@@ -10,13 +10,14 @@ mod error;
 pub mod evaluate;
 pub mod param;
 pub mod search;
+pub mod simulate;
 pub mod space;
 
 pub use cost::Cost;
 pub use error::{Error, Result};
 pub use evaluate::{Evaluator, Failure, Measured};
 pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
-pub use search::Technique;
+pub use search::{technique_by_name, Technique, TechniqueKind};
 pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
 
 /// Items the macros expand to. Not public API: may change in any release.
