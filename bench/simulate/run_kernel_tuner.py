@@ -61,34 +61,25 @@ def load(path):
     return _loaded[path]
 
 
-_current = [None]
-
-
 def patch_kernel_tuner():
-    """Memoises, per worker process, what Kernel Tuner rebuilds on every call but that
-    depends only on the file: the parsed cache and the constructed search space. This saves
-    seconds per run and changes no strategy's behaviour."""
+    """Memoises, per worker process, the parsed cache file, which Kernel Tuner re-reads on
+    every call (seconds for the larger files). The search space is not shared between runs:
+    strategies keep state in it."""
     import kernel_tuner.interface as kti
     import kernel_tuner.util as ktu
 
     if getattr(kti, "_tune_sim_patched", False):
         return
     kti._tune_sim_patched = True
-    read_cache, searchspace = ktu.read_cache, kti.Searchspace
-    caches, spaces = {}, {}
+    read_cache = ktu.read_cache
+    caches = {}
 
     def cached_read(cachefile, open_cache=True):
         if cachefile not in caches:
             caches[cachefile] = read_cache(cachefile, open_cache=False)
         return caches[cachefile]
 
-    def cached_space(*args, **kwargs):
-        if _current[0] not in spaces:
-            spaces[_current[0]] = searchspace(*args, **kwargs)
-        return spaces[_current[0]]
-
     ktu.read_cache = cached_read
-    kti.Searchspace = cached_space
 
 
 def run_one(job):
@@ -100,7 +91,6 @@ def run_one(job):
     doc, copy, optimum, recorded = load(path)
     keys = doc["tune_params_keys"]
     patch_kernel_tuner()
-    _current[0] = path
 
     def member(*values):
         return values in recorded

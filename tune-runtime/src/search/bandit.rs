@@ -12,7 +12,7 @@ use crate::space::Space;
 /// Each proposal comes from the arm with the highest score: the area under the curve of its
 /// recent new-best results (recent ones weigh more) over a sliding window of its last uses,
 /// plus an exploration bonus `C * sqrt(2 ln(total) / uses)`. Arms that have not been used
-/// go first. The ensemble memoises: an arm that proposes a configuration another arm has
+/// go first. Every arm is told every result (see [`Bandit::share`]). The ensemble memoises: an arm that proposes a configuration another arm has
 /// measured is told the known result at once and asked again.
 pub struct Bandit {
     arms: Vec<Box<dyn Technique>>,
@@ -27,6 +27,7 @@ pub struct Bandit {
     waiting: Vec<(u128, usize)>,
     best: f64,
     fallback: Random,
+    share: bool,
 }
 
 impl std::fmt::Debug for Bandit {
@@ -74,6 +75,7 @@ impl Bandit {
             waiting: Vec::new(),
             best: f64::INFINITY,
             fallback: Random::new(),
+            share: true,
         }
     }
     /// The exploration constant `C`.
@@ -86,6 +88,14 @@ impl Bandit {
     #[must_use]
     pub fn window(mut self, w: usize) -> Self {
         self.window = w.max(1);
+        self
+    }
+
+    /// Whether every arm is told every result (default), so that each continues from what
+    /// the others found, or only the arm that proposed it.
+    #[must_use]
+    pub fn share(mut self, share: bool) -> Self {
+        self.share = share;
         self
     }
 
@@ -194,7 +204,13 @@ impl Technique for Bandit {
                 h.pop_front();
             }
             self.total += 1;
-            self.arms[a].tell(space, index, cost);
+            if self.share {
+                for arm in &mut self.arms {
+                    arm.tell(space, index, cost);
+                }
+            } else {
+                self.arms[a].tell(space, index, cost);
+            }
         }
         let mut k = 0;
         while k < self.waiting.len() {

@@ -111,6 +111,9 @@ struct Gp {
 
 const NOISE: f64 = 1e-3;
 
+/// Features, standardised targets and indices of the training points.
+type Training = (Vec<Vec<f64>>, Vec<f64>, Vec<u128>);
+
 impl Gp {
     /// Fits a GP; returns it with its log marginal likelihood.
     fn fit(x: &[Vec<f64>], y: &[f64], scale: f64) -> Option<(Gp, f64)> {
@@ -213,7 +216,7 @@ impl Bayes {
     }
 
     /// The training set: features and standardised log costs.
-    fn training(&self) -> Option<(Vec<Vec<f64>>, Vec<f64>, Vec<u128>)> {
+    fn training(&self) -> Option<Training> {
         let worst = self
             .data
             .iter()
@@ -338,7 +341,7 @@ impl Technique for Bayes {
     }
     fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
         let valid = self.data.iter().filter(|d| d.2.is_some()).count();
-        let mut out = if valid >= self.initial.min(2).max(1) && self.visited.len() >= self.initial {
+        let mut out = if valid >= self.initial.clamp(1, 2) && self.visited.len() >= self.initial {
             self.steer(space, n)
         } else {
             Vec::new()

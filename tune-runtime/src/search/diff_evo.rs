@@ -141,6 +141,9 @@ impl Technique for DiffEvo {
     fn tell(&mut self, _space: &Space, index: u128, cost: Option<f64>) {
         let target = self.pending.remove(&index);
         let Some(c) = finite(cost) else { return };
+        if self.pop.iter().any(|m| m.0 == index) {
+            return;
+        }
         match target {
             Some(t) if t < self.pop.len() => {
                 if c < self.pop[t].1 {

@@ -121,6 +121,9 @@ impl Technique for Genetic {
     }
     fn tell(&mut self, _space: &Space, index: u128, cost: Option<f64>) {
         let Some(c) = finite(cost) else { return };
+        if self.pop.iter().any(|m| m.0 == index) {
+            return;
+        }
         if self.pop.len() < self.size {
             self.pop.push((index, c));
             return;

@@ -2,7 +2,7 @@
 
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 use super::util::{finite, mutate, Visited};
 use super::Technique;
@@ -25,6 +25,11 @@ pub struct LocalSearch {
     current: Option<(u128, f64)>,
     best: Option<(u128, f64)>,
     queue: Vec<u128>,
+    expand: f64,
+    /// Every success, for best-first expansion.
+    results: Vec<(u128, f64)>,
+    /// Configurations whose neighbourhood is spent.
+    spent: std::collections::HashSet<u128>,
 }
 
 impl Default for LocalSearch {
@@ -47,12 +52,22 @@ impl LocalSearch {
             current: None,
             best: None,
             queue: Vec::new(),
+            expand: 0.0,
+            results: Vec::new(),
+            spent: std::collections::HashSet::new(),
         }
     }
     /// Which neighbours a step may move to.
     #[must_use]
     pub fn neighbourhood(mut self, hood: Neighbourhood) -> Self {
         self.hood = hood;
+        self
+    }
+    /// The probability that, at a local optimum, the search continues from the best
+    /// configuration whose neighbourhood is not spent yet (best-first) rather than kicking.
+    #[must_use]
+    pub fn expand(mut self, p: f64) -> Self {
+        self.expand = p.clamp(0.0, 1.0);
         self
     }
     /// Random configurations evaluated first; the climb starts from the best of them.
@@ -66,6 +81,29 @@ impl LocalSearch {
     pub fn kick(mut self, steps: usize) -> Self {
         self.kick = steps.max(1);
         self
+    }
+
+    /// Moves to the best configuration seen that still has unseen neighbours.
+    fn expand_best(&mut self, space: &Space) -> bool {
+        self.results
+            .sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        for k in 0..self.results.len() {
+            let (i, c) = self.results[k];
+            if self.spent.contains(&i) {
+                continue;
+            }
+            let Some(cfg) = space.get(i) else { continue };
+            let mut q = self.visited.unseen_neighbours(space, &cfg, self.hood);
+            if q.is_empty() {
+                self.spent.insert(i);
+                continue;
+            }
+            q.shuffle(&mut self.rng);
+            self.current = Some((i, c));
+            self.queue = q;
+            return true;
+        }
+        false
     }
 }
 
@@ -81,7 +119,10 @@ impl Technique for LocalSearch {
         self.queue.clear();
         self.warm_asked = 0;
         self.warm_told = 0;
+        self.results.clear();
+        self.spent.clear();
     }
+
     fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
         let mut out = Vec::with_capacity(n);
         let mut kicks = 0;
@@ -96,6 +137,8 @@ impl Technique for LocalSearch {
                     continue;
                 }
                 Some(i)
+            } else if self.rng.random::<f64>() < self.expand && self.expand_best(space) {
+                continue;
             } else {
                 // A local optimum: kick the best one.
                 kicks += 1;
@@ -119,6 +162,7 @@ impl Technique for LocalSearch {
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
         let c = finite(cost);
         if let Some(c) = c {
+            self.results.push((index, c));
             if self.best.is_none_or(|b| c < b.1) {
                 self.best = Some((index, c));
             }

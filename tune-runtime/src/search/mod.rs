@@ -138,8 +138,8 @@ impl<T: Technique + ?Sized> Technique for Box<T> {
     }
 }
 
-/// The built-in techniques, by name.
-#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
+/// The built-in techniques, by name. The default is [`TechniqueKind::Bandit`].
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TechniqueKind {
     /// [`Exhaustive`]: every configuration in index order.
@@ -157,17 +157,12 @@ pub enum TechniqueKind {
     /// [`DiffEvo`]: differential evolution.
     DiffEvo,
     /// [`Bandit`]: a bandit-driven ensemble of techniques (the default).
+    #[default]
     Bandit,
     /// [`Bayes`]: Bayesian optimisation, for expensive evaluations.
     Bayes,
     /// [`LocalSearch`]: iterated local search.
     Local,
-}
-
-impl Default for TechniqueKind {
-    fn default() -> Self {
-        TechniqueKind::Bandit
-    }
 }
 
 impl TechniqueKind {
