@@ -30,7 +30,7 @@ if [ "${SKIP_KT:-0}" != 1 ]; then
 fi
 
 (cd "$root" && TUNE_SIM_DATA="$data" TUNE_SIM_SEEDS="${TUNE_SIM_SEEDS:-50}" \
-  TUNE_SIM_SLOW_SEEDS="${TUNE_SIM_SLOW_SEEDS:-10}" \
+  TUNE_SIM_SLOW_SEEDS="${TUNE_SIM_SLOW_SEEDS:-5}" \
   cargo bench -p tune-runtime --bench simulate -- "$out/tune.md" --csv "$out/tune.csv")
 
 python3 "$here/combine.py" "$out/tune.csv" "$out/kernel_tuner.csv" > "$here/RESULTS.md"

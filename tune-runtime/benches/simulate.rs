@@ -9,7 +9,7 @@
 //!
 //! Environment: `TUNE_SIM_DATA` (folder searched recursively for `*.json` / `*.json.gz`;
 //! default `../shared/data/tuning-caches/benchmark_hub` beside the repository),
-//! `TUNE_SIM_SEEDS` (default 50), `TUNE_SIM_SLOW_SEEDS` (seeds for `bayes`, default 10),
+//! `TUNE_SIM_SEEDS` (default 50), `TUNE_SIM_SLOW_SEEDS` (seeds for `bayes`, default 5),
 //! `TUNE_SIM_TECHNIQUES` (comma-separated names; default all but exhaustive).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
@@ -68,7 +68,7 @@ fn main() {
                 .join("../../shared/data/tuning-caches/benchmark_hub")
         });
     let seeds = env_usize("TUNE_SIM_SEEDS", 50);
-    let slow_seeds = env_usize("TUNE_SIM_SLOW_SEEDS", 10);
+    let slow_seeds = env_usize("TUNE_SIM_SLOW_SEEDS", 5);
     let kinds: Vec<TechniqueKind> = match std::env::var("TUNE_SIM_TECHNIQUES") {
         Ok(list) => list.split(',').map(|n| n.parse().unwrap()).collect(),
         Err(_) => TechniqueKind::ALL

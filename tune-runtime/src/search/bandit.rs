@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::util::{derive_seed, finite};
-use super::{Annealing, DiffEvo, Genetic, LocalSearch, Random, Technique};
+use super::{Annealing, Genetic, LocalSearch, Random, Technique};
 use crate::space::Space;
 
 /// Shares the budget among several techniques ("arms").
@@ -50,14 +50,14 @@ impl Default for Bandit {
 }
 
 impl Bandit {
-    /// The default ensemble: local search, annealing, a genetic algorithm and differential
-    /// evolution; exploration constant `0.05`, window 50.
+    /// The default ensemble: two iterated local searches (kicks of 3 and of 2 steps), a
+    /// genetic algorithm and simulated annealing; exploration constant `0.05`, window 50.
     pub fn new() -> Self {
         Self::with_arms(vec![
-            Box::new(LocalSearch::new()),
-            Box::new(Annealing::new()),
+            Box::new(LocalSearch::new().initial(0)),
+            Box::new(LocalSearch::new().initial(0).kick(2)),
             Box::new(Genetic::new()),
-            Box::new(DiffEvo::new()),
+            Box::new(Annealing::new()),
         ])
     }
     /// An ensemble of the given techniques.

@@ -27,12 +27,12 @@ impl Default for Genetic {
 }
 
 impl Genetic {
-    /// Population 20, tournaments of 3, mutation probability 0.3.
+    /// Population 20, tournaments of 3, mutation probability 0.6.
     pub fn new() -> Self {
         Genetic {
             size: 20,
             tournament: 3,
-            mutation: 0.3,
+            mutation: 0.6,
             rng: SmallRng::seed_from_u64(0),
             visited: Visited::default(),
             pop: Vec::new(),

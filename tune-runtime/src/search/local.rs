@@ -39,12 +39,13 @@ impl Default for LocalSearch {
 }
 
 impl LocalSearch {
-    /// Local search over [`Neighbourhood::Any`] with kicks of 3 steps.
+    /// Local search over [`Neighbourhood::Any`] from the best of 20 random configurations,
+    /// with kicks of 3 steps.
     pub fn new() -> Self {
         LocalSearch {
             hood: Neighbourhood::Any,
             kick: 3,
-            initial: 0,
+            initial: 20,
             warm_asked: 0,
             warm_told: 0,
             rng: SmallRng::seed_from_u64(0),
