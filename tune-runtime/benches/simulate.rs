@@ -11,6 +11,7 @@
 //! default `../shared/data/tuning-caches/benchmark_hub` beside the repository),
 //! `TUNE_SIM_SEEDS` (default 50), `TUNE_SIM_SLOW_SEEDS` (seeds for `bayes`, default 5),
 //! `TUNE_SIM_TECHNIQUES` (comma-separated names; default all but exhaustive).
+//! Under `cargo test --benches` it only makes a quick smoke run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::fmt::Write as _;
@@ -47,10 +48,11 @@ fn env_usize(key: &str, default: usize) -> usize {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args()
-        .skip(1)
-        .filter(|a| a != "--bench")
-        .collect();
+    let raw: Vec<String> = std::env::args().skip(1).collect();
+    // `cargo bench` passes `--bench`; `cargo test --benches` does not: then only check that
+    // the bench runs (one seed, two techniques).
+    let smoke = !raw.iter().any(|a| a == "--bench");
+    let args: Vec<String> = raw.into_iter().filter(|a| a != "--bench").collect();
     let mut out_md: Option<String> = None;
     let mut out_csv: Option<String> = None;
     let mut it = args.into_iter();
@@ -67,15 +69,27 @@ fn main() {
             Path::new(env!("CARGO_MANIFEST_DIR"))
                 .join("../../shared/data/tuning-caches/benchmark_hub")
         });
-    let seeds = env_usize("TUNE_SIM_SEEDS", 50);
-    let slow_seeds = env_usize("TUNE_SIM_SLOW_SEEDS", 5);
+    let seeds = if smoke {
+        1
+    } else {
+        env_usize("TUNE_SIM_SEEDS", 50)
+    };
+    let slow_seeds = if smoke {
+        1
+    } else {
+        env_usize("TUNE_SIM_SLOW_SEEDS", 5)
+    };
     let kinds: Vec<TechniqueKind> = match std::env::var("TUNE_SIM_TECHNIQUES") {
+        _ if smoke => vec![TechniqueKind::Random, TechniqueKind::Bandit],
         Ok(list) => list.split(',').map(|n| n.parse().unwrap()).collect(),
         Err(_) => TechniqueKind::ALL
             .into_iter()
             .filter(|k| *k != TechniqueKind::Exhaustive)
             .collect(),
     };
+    if smoke {
+        eprintln!("simulate: smoke run (one seed); `cargo bench` runs the full comparison");
+    }
 
     let mut paths = Vec::new();
     files(&data, &mut paths);
