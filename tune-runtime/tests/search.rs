@@ -192,3 +192,44 @@ fn guided_techniques_find_the_optimum_in_a_fraction_of_the_space() {
         assert!(found >= 4, "{k} found the optimum in {found} of 5 runs");
     }
 }
+
+#[test]
+fn huge_spaces_are_searched_without_enumerating_them() {
+    // 1000^8 = 10^24 configurations, with a constraint between two parameters.
+    let mut b = SpaceBuilder::new();
+    for k in 0..8 {
+        let name = format!("P{k}");
+        b = if k == 1 {
+            b.param(
+                Param::<u32>::range(name, 1..=1000)
+                    .constraint(&[0], |b| b.get::<u32>(0) % 7 != b.get::<u32>(1) % 7),
+            )
+        } else {
+            b.param(Param::<u32>::range(name, 1..=1000))
+        };
+    }
+    let space = b.build().unwrap();
+    assert!(space.len() > 1u128 << 70);
+    let bowl = |i: u128| {
+        let c = space.get(i).unwrap();
+        Some(
+            (0..8)
+                .map(|k| (c.get::<u32>(k) as f64 - 500.0).powi(2))
+                .sum::<f64>(),
+        )
+    };
+    for k in TechniqueKind::ALL {
+        let mut t = k.build();
+        t.init(&space, 5);
+        let mut seen = HashSet::new();
+        for _ in 0..60 {
+            let b = t.ask(&space, 1);
+            assert_eq!(b.len(), 1, "{k}");
+            for i in b {
+                assert!(i < space.len(), "{k}");
+                assert!(seen.insert(i), "{k} proposed {i} twice");
+                t.tell(&space, i, bowl(i));
+            }
+        }
+    }
+}

@@ -3,6 +3,7 @@
 use std::collections::HashSet;
 
 use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use super::util::{finite, Visited};
@@ -293,10 +294,15 @@ impl Bayes {
         let mut cands = Vec::new();
         for &k in order.iter().take(3) {
             if let Some(cfg) = space.get(idx[k]) {
-                for i in self
+                let mut nb = self
                     .visited
-                    .unseen_neighbours(space, &cfg, Neighbourhood::Any)
-                {
+                    .unseen_neighbours(space, &cfg, Neighbourhood::Any);
+                // Large domains have many neighbours: score a random share of them.
+                if nb.len() > self.candidates / 2 {
+                    nb.shuffle(&mut self.rng);
+                    nb.truncate(self.candidates / 2);
+                }
+                for i in nb {
                     if seen.insert(i) {
                         cands.push(i);
                     }

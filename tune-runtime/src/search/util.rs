@@ -185,3 +185,53 @@ pub(crate) fn derive_seed(seed: u64, k: u64) -> u64 {
     z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
     z ^ (z >> 31)
 }
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use rand::SeedableRng;
+
+    use super::*;
+    use crate::param::Param;
+    use crate::space::SpaceBuilder;
+
+    #[test]
+    fn repair_walks_to_a_valid_configuration_close_to_the_target() {
+        // A + B <= 10 over 0..=10 each.
+        let space = SpaceBuilder::new()
+            .param(Param::<u32>::range("A", 0..=10))
+            .param(
+                Param::<u32>::range("B", 0..=10)
+                    .constraint(&[0], |b| b.get::<u32>(0) + b.get::<u32>(1) <= 10),
+            )
+            .build()
+            .unwrap();
+        let mut rng = SmallRng::seed_from_u64(1);
+        let from = space.index_of(&Config::from_raw(vec![0u64, 0])).unwrap();
+        // A valid target is returned as is.
+        let i = repair(&space, from, &[3, 4], &mut rng);
+        assert_eq!(dom_of(&space, &space.get(i).unwrap()), vec![3, 4]);
+        // An invalid one (8 + 8 > 10) ends on a valid configuration sharing a value with it.
+        let i = repair(&space, from, &[8, 8], &mut rng);
+        let d = dom_of(&space, &space.get(i).unwrap());
+        assert!(d[0] + d[1] <= 10);
+        assert!(d[0] == 8 || d[1] == 8, "{d:?}");
+    }
+
+    #[test]
+    fn random_unseen_finds_the_last_free_index() {
+        let space = SpaceBuilder::new()
+            .param(Param::<u32>::range("A", 0..50))
+            .build()
+            .unwrap();
+        let mut v = Visited::default();
+        for i in (0..50).filter(|&i| i != 37) {
+            v.insert(i);
+        }
+        let mut rng = SmallRng::seed_from_u64(3);
+        assert_eq!(v.random_unseen(&space, &mut rng), Some(37));
+        v.insert(37);
+        assert_eq!(v.random_unseen(&space, &mut rng), None);
+        assert!(v.exhausted(&space));
+    }
+}
