@@ -5,6 +5,11 @@
 //! propose an index again and is then told the recorded outcome without a new measurement.
 //! The techniques here avoid proposing an index twice where it is cheap to.
 //!
+//! The default, [`Bandit`], shares the budget among two iterated local searches, a genetic
+//! algorithm and simulated annealing; `bench/simulate/RESULTS.md` compares every technique
+//! with Kernel Tuner's strategies on recorded spaces. [`Bayes`] suits expensive evaluations
+//! (each of its steps costs milliseconds).
+//!
 //! Every technique is seeded by [`Technique::init`]: the same seed and the same answers give
 //! the same proposals. Pick one by name with [`technique_by_name`] or [`TechniqueKind`], or
 //! construct one to set its hyper-parameters:
