@@ -5,6 +5,7 @@
 //! run time.
 #![warn(missing_docs)]
 
+pub mod abort;
 pub mod cost;
 mod error;
 pub mod evaluate;
