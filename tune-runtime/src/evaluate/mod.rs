@@ -117,3 +117,7 @@ pub trait Evaluator: Send + Sync {
         "cpu".into()
     }
 }
+
+pub mod closure;
+#[cfg(unix)]
+pub mod process;
