@@ -10,6 +10,7 @@ pub mod cost;
 mod error;
 pub mod evaluate;
 pub mod param;
+pub mod results;
 pub mod search;
 pub mod space;
 
