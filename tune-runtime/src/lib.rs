@@ -13,6 +13,7 @@ pub mod param;
 pub mod results;
 pub mod search;
 pub mod space;
+pub mod tuner;
 
 pub use cost::Cost;
 pub use error::{Error, Result};

@@ -31,8 +31,14 @@ pub use database::{Choice, Database, Source};
 
 /// A list of named values serialised as a JSON object in its own order (declaration order
 /// for configurations), so files stay stable and readable.
-#[derive(Clone, Debug, Default, PartialEq)]
+#[derive(Clone, Debug, PartialEq)]
 pub struct Named<V>(pub Vec<(String, V)>);
+
+impl<V> Default for Named<V> {
+    fn default() -> Self {
+        Named(Vec::new())
+    }
+}
 
 impl<V> Named<V> {
     /// The value called `name`.
