@@ -1,4 +1,5 @@
-//! The engine of tune: tuning parameters and constrained search spaces.
+//! The engine of tune: tuning parameters, constrained search spaces, the tuning loop,
+//! evaluators, abort conditions and results.
 //!
 //! Users normally depend on the facade crate `tune`, whose macros expand to this crate's
 //! builder API ([`space::SpaceBuilder`], [`param::Param`]); the same API declares spaces at
@@ -21,11 +22,15 @@ pub use evaluate::{Evaluator, Failure, Measured};
 pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
 pub use search::Technique;
 pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
+pub use tuner::testing;
+pub use tuner::{Tuner, TuningResult};
 
 /// Items the macros expand to. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
     pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};
+    pub use crate::results::database::dispatch as best_config;
+    pub use crate::results::{Choice, Source};
     pub use crate::space::{Config, Space, SpaceBuilder};
     pub use crate::{Error, Result};
 }

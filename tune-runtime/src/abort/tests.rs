@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::borrowed_box)]
 
 use proptest::prelude::*;
 
@@ -267,7 +267,7 @@ fn operators_build_nested_conditions() {
     assert!(!c.done(&p), "10 evaluations but no valid one");
     p.record(Duration::from_secs(2), None);
     assert!(c.done(&p), "time is up");
-    assert_eq!(format!("{c:?}").contains("Evaluations(10)"), true);
+    assert!(format!("{c:?}").contains("Evaluations(10)"));
 }
 
 #[test]

@@ -267,8 +267,8 @@ mod tests {
             }
         });
         let c = s.get(2).unwrap();
-        let p = e.prepare(&s, &c).unwrap();
-        assert_eq!(e.measure(&s, &c, p).unwrap().cost, 2.0);
+        e.prepare(&s, &c).unwrap();
+        assert_eq!(e.measure(&s, &c, ()).unwrap().cost, 2.0);
         let c = s.get(3).unwrap();
         assert_eq!(
             e.measure(&s, &c, ()).unwrap_err(),

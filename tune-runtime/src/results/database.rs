@@ -323,6 +323,23 @@ impl Database {
     }
 }
 
+/// What the generated dispatch calls: the configuration to run for `tunable` on `device`
+/// with `input_key`, from the database at `$TUNE_DB` or `<manifest_dir>/tuning`, with the
+/// fallbacks of [`Database::choose`].
+///
+/// # Errors
+/// An unreadable database file, or an empty space.
+pub fn dispatch(
+    tunable: &str,
+    device: &str,
+    input_key: &str,
+    space: &Space,
+    default: Option<&Config>,
+    manifest_dir: &str,
+) -> Result<Choice> {
+    Database::default_location(manifest_dir).choose(tunable, device, input_key, space, default)
+}
+
 fn choose_recorded(file: &TunableFile, input_key: &str, space: &Space) -> Option<Choice> {
     if let Some(e) = file.entries.iter().find(|e| e.input_key == input_key) {
         if let Ok(config) = e.best.config(space) {
@@ -499,6 +516,22 @@ mod tests {
         assert!(text.starts_with("{\n  \"tunable\": \"k3\",\n  \"device\": \"gpu\","));
         assert!(text.contains("\"best\": {\n        \"BS\": 128,\n        \"PAD\": true\n"));
         assert!(text.ends_with("}\n"));
+    }
+
+    #[test]
+    fn dispatch_reads_tuning_under_the_manifest_dir() {
+        let dir = tempfile::tempdir().unwrap();
+        let s = space();
+        Database::open(dir.path().join("tuning"))
+            .record("k4", "gpu", entry("n=1", 64, 1.0), &s, Policy::Replace)
+            .unwrap();
+        let manifest = dir.path().to_str().unwrap();
+        if std::env::var_os("TUNE_DB").is_none() {
+            let c = dispatch("k4", "gpu", "n=1", &s, None, manifest).unwrap();
+            assert_eq!((c.source, bs(&c)), (Source::Exact, 64));
+        }
+        let c = dispatch("k4", "cpu", "n=1", &s, None, manifest).unwrap();
+        assert_eq!(c.source, Source::FirstValid);
     }
 
     #[test]

@@ -222,23 +222,6 @@ impl<E: Evaluator> Tuner<E> {
         self
     }
 
-    /// Whether an abort condition was set (the cargo-test flow adds its budget otherwise).
-    pub(crate) fn take_abort(&mut self) -> Option<Box<dyn AbortCondition>> {
-        self.abort.take()
-    }
-    pub(crate) fn set_abort(&mut self, a: Box<dyn AbortCondition>) {
-        self.abort = Some(a);
-    }
-    pub(crate) fn has_log(&self) -> bool {
-        self.log.is_some()
-    }
-    pub(crate) fn has_database(&self) -> bool {
-        self.database.is_some()
-    }
-    pub(crate) fn tunable_name(&self) -> (&str, &str) {
-        (&self.name, &self.input_key)
-    }
-
     /// Runs the search.
     ///
     /// # Errors
@@ -912,6 +895,8 @@ fn spinner_style() -> ProgressStyle {
     ProgressStyle::with_template("{spinner} [{elapsed_precise}] {msg}")
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
+
+pub mod testing;
 
 #[cfg(test)]
 mod tests;

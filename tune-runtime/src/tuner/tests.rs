@@ -41,7 +41,9 @@ impl Technique for Shuffled {
 }
 
 /// Proposes a fixed list, in batches (for memoisation tests).
-struct Script(Vec<u128>, std::sync::Arc<Mutex<Vec<(u128, Option<f64>)>>>);
+type Told = std::sync::Arc<Mutex<Vec<(u128, Option<f64>)>>>;
+
+struct Script(Vec<u128>, Told);
 
 impl Technique for Script {
     fn name(&self) -> &str {
