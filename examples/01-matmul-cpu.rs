@@ -18,11 +18,11 @@ use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use tune::abort::AbortCondition;
 use tune::abort::{Evaluations, WallTime, WholeSpace};
 use tune::evaluate::closure::Closure;
 use tune::results::Database;
 use tune::tuner::Tuner;
-use tune::abort::AbortCondition;
 use tune::{Config, Failure, Measured, Param, Space, SpaceBuilder, Technique};
 
 /// TEMPORARY: random sampling without repetition, until the search techniques (random,
@@ -175,9 +175,7 @@ fn main() -> tune::Result<()> {
             .enumerate()
             .find(|(_, (x, y))| (*x - *y).abs() > tolerance)
         {
-            return Err(Failure::WrongResult(format!(
-                "c[{i}] = {x}, expected {y}"
-            )));
+            return Err(Failure::WrongResult(format!("c[{i}] = {x}, expected {y}")));
         }
         let validation = v.elapsed();
         let mut samples: Vec<Duration> = (0..3)

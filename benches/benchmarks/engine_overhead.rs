@@ -67,9 +67,11 @@ fn overhead(c: &mut Criterion) {
     let mut g = c.benchmark_group("engine_overhead_per_evaluation");
     g.throughput(Throughput::Elements(1));
     for batch in [1usize, 8] {
-        g.bench_with_input(BenchmarkId::new("no_log/batch", batch), &batch, |b, &batch| {
-            b.iter_custom(|iters| run(&space, iters, batch, None))
-        });
+        g.bench_with_input(
+            BenchmarkId::new("no_log/batch", batch),
+            &batch,
+            |b, &batch| b.iter_custom(|iters| run(&space, iters, batch, None)),
+        );
         g.bench_with_input(BenchmarkId::new("log/batch", batch), &batch, |b, &batch| {
             b.iter_custom(|iters| run(&space, iters, batch, Some(&log)))
         });

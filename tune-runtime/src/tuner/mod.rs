@@ -33,7 +33,7 @@ use std::collections::{BTreeMap, HashMap};
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
@@ -296,57 +296,64 @@ impl<E: Evaluator> Tuner<E> {
         let mut stuck = 0usize;
         let mut fresh: Vec<(u128, Config)> = Vec::with_capacity(batch);
         let mut repeats: Vec<u128> = Vec::new();
-        'search: while !abort.done(&state.progress) {
-            let asked = technique.ask(&space, batch);
-            if asked.is_empty() {
-                break;
-            }
-            fresh.clear();
-            repeats.clear();
-            for index in asked {
-                if let Some(&cost) = state.memo.get(&index) {
-                    technique.tell(&space, index, cost);
-                    stuck += 1;
-                } else if fresh.iter().any(|(i, _)| *i == index) {
-                    repeats.push(index);
-                } else if let Some(config) = space.get(index) {
-                    fresh.push((index, config));
-                } else {
-                    // Not an index of the space: a bug of the technique; tell it so.
-                    technique.tell(&space, index, None);
-                    stuck += 1;
-                }
-            }
-            if fresh.is_empty() {
-                if stuck > stuck_limit {
+        // Preparation runs ahead on a pool of CPU threads when batches allow it; the
+        // threads live as long as the run, so a batch costs channel messages, not spawns.
+        let workers = threads.min(batch);
+        std::thread::scope(|scope| -> Result<()> {
+            let pool = (workers > 1).then(|| Pool::start(scope, &evaluator, &space, workers));
+            'search: while !abort.done(&state.progress) {
+                let asked = technique.ask(&space, batch);
+                if asked.is_empty() {
                     break;
                 }
-                continue;
-            }
-            stuck = 0;
-            let mut stop = false;
-            evaluate_batch(
-                &evaluator,
-                &space,
-                &fresh,
-                threads,
-                |index, config, prep, outcome| -> Result<bool> {
-                    let cost = state.finish(&evaluator, index, config, prep, outcome)?;
-                    technique.tell(&space, index, cost);
-                    state.bar.update(&state.progress, abort.as_ref(), false);
-                    stop = abort.done(&state.progress);
-                    Ok(stop)
-                },
-            )?;
-            for &index in &repeats {
-                if let Some(&cost) = state.memo.get(&index) {
-                    technique.tell(&space, index, cost);
+                fresh.clear();
+                repeats.clear();
+                for index in asked {
+                    if let Some(&cost) = state.memo.get(&index) {
+                        technique.tell(&space, index, cost);
+                        stuck += 1;
+                    } else if fresh.iter().any(|(i, _)| *i == index) {
+                        repeats.push(index);
+                    } else if let Some(config) = space.get(index) {
+                        fresh.push((index, config));
+                    } else {
+                        // Not an index of the space: a bug of the technique; tell it so.
+                        technique.tell(&space, index, None);
+                        stuck += 1;
+                    }
+                }
+                if fresh.is_empty() {
+                    if stuck > stuck_limit {
+                        break;
+                    }
+                    continue;
+                }
+                stuck = 0;
+                let mut stop = false;
+                evaluate_batch(
+                    &evaluator,
+                    &space,
+                    &fresh,
+                    pool.as_ref(),
+                    |index, config, prep, outcome| -> Result<bool> {
+                        let cost = state.finish(&evaluator, index, config, prep, outcome)?;
+                        technique.tell(&space, index, cost);
+                        state.bar.update(&state.progress, abort.as_ref(), false);
+                        stop = abort.done(&state.progress);
+                        Ok(stop)
+                    },
+                )?;
+                for &index in &repeats {
+                    if let Some(&cost) = state.memo.get(&index) {
+                        technique.tell(&space, index, cost);
+                    }
+                }
+                if stop {
+                    break 'search;
                 }
             }
-            if stop {
-                break 'search;
-            }
-        }
+            Ok(())
+        })?;
         state.bar.finish(&state.progress);
         let technique_name = technique.name().to_string();
         state.into_result(
@@ -367,13 +374,73 @@ impl<E: Evaluator> Tuner<E> {
 /// What happened to one fresh configuration: preparation time, then the outcome.
 type Outcome<C> = std::result::Result<(Measured<C>, Duration), Failure>;
 
-/// Prepares the batch on up to `threads` CPU threads, ahead of the serial measurement of
-/// each in order, and hands every outcome to `done`, which returns whether to stop.
+type Prepared<E> = (
+    std::result::Result<<E as Evaluator>::Prepared, Failure>,
+    Duration,
+);
+
+fn prepare<E: Evaluator>(evaluator: &E, space: &Space, config: &Config) -> Prepared<E> {
+    let t = Instant::now();
+    let p = guard(|| evaluator.prepare(space, config));
+    (p, t.elapsed())
+}
+
+/// CPU threads that prepare configurations ahead of measurement. A job carries the
+/// generation of its batch; jobs of an abandoned batch are skipped.
+struct Pool<E: Evaluator> {
+    jobs: mpsc::Sender<(u64, usize, Config)>,
+    done: mpsc::Receiver<(u64, usize, Prepared<E>)>,
+    generation: std::sync::Arc<AtomicU64>,
+}
+
+impl<E: Evaluator> Pool<E> {
+    fn start<'scope, 'env>(
+        scope: &'scope std::thread::Scope<'scope, 'env>,
+        evaluator: &'env E,
+        space: &'env Space,
+        workers: usize,
+    ) -> Self {
+        let (jobs, job_rx) = mpsc::channel::<(u64, usize, Config)>();
+        let (done_tx, done) = mpsc::channel();
+        let job_rx = std::sync::Arc::new(std::sync::Mutex::new(job_rx));
+        let generation = std::sync::Arc::new(AtomicU64::new(0));
+        for _ in 0..workers {
+            let (job_rx, done_tx, generation) =
+                (job_rx.clone(), done_tx.clone(), generation.clone());
+            scope.spawn(move || loop {
+                let job = match job_rx.lock() {
+                    Ok(rx) => rx.recv(),
+                    Err(_) => return,
+                };
+                let Ok((g, k, config)) = job else {
+                    return; // the run is over
+                };
+                if g != generation.load(Ordering::Acquire) {
+                    continue;
+                }
+                if done_tx
+                    .send((g, k, prepare(evaluator, space, &config)))
+                    .is_err()
+                {
+                    return;
+                }
+            });
+        }
+        Pool {
+            jobs,
+            done,
+            generation,
+        }
+    }
+}
+
+/// Prepares a batch (ahead, on the pool, if there is one) and measures each configuration
+/// in order, handing every outcome to `done`, which returns whether to stop.
 fn evaluate_batch<E: Evaluator>(
     evaluator: &E,
     space: &Space,
     batch: &[(u128, Config)],
-    threads: usize,
+    pool: Option<&Pool<E>>,
     mut done: impl FnMut(u128, &Config, Duration, Outcome<E::Cost>) -> Result<bool>,
 ) -> Result<()> {
     let measure = |config: &Config, prepared: E::Prepared| -> Outcome<E::Cost> {
@@ -381,62 +448,52 @@ fn evaluate_batch<E: Evaluator>(
         let m = guard(|| evaluator.measure(space, config, prepared))?;
         Ok((m, t.elapsed()))
     };
-    let prepare = |config: &Config| -> (std::result::Result<E::Prepared, Failure>, Duration) {
-        let t = Instant::now();
-        let p = guard(|| evaluator.prepare(space, config));
-        (p, t.elapsed())
-    };
-    let workers = threads.min(batch.len());
-    if workers <= 1 {
-        for (index, config) in batch {
-            let (prepared, prep_time) = prepare(config);
-            let outcome = prepared.and_then(|p| measure(config, p));
-            if done(*index, config, prep_time, outcome)? {
-                break;
-            }
-        }
-        return Ok(());
-    }
-    let next = AtomicUsize::new(0);
-    let cancel = AtomicBool::new(false);
-    std::thread::scope(|s| {
-        let (tx, rx) = mpsc::channel();
-        for _ in 0..workers {
-            let tx = tx.clone();
-            let (next, cancel, prepare) = (&next, &cancel, &prepare);
-            s.spawn(move || loop {
-                let k = next.fetch_add(1, Ordering::Relaxed);
-                if k >= batch.len() || cancel.load(Ordering::Relaxed) {
-                    break;
-                }
-                if tx.send((k, prepare(&batch[k].1))).is_err() {
-                    break;
-                }
-            });
-        }
-        drop(tx);
-        let mut ready: Vec<Option<_>> = (0..batch.len()).map(|_| None).collect();
-        let result = (|| {
-            for (k, (index, config)) in batch.iter().enumerate() {
-                while ready[k].is_none() {
-                    match rx.recv() {
-                        Ok((j, p)) => ready[j] = Some(p),
-                        Err(_) => return Ok(()),
-                    }
-                }
-                let Some((prepared, prep_time)) = ready[k].take() else {
-                    return Ok(());
-                };
+    let pool = match pool {
+        Some(p) if batch.len() > 1 => p,
+        _ => {
+            for (index, config) in batch {
+                let (prepared, prep_time) = prepare(evaluator, space, config);
                 let outcome = prepared.and_then(|p| measure(config, p));
                 if done(*index, config, prep_time, outcome)? {
-                    return Ok(());
+                    break;
                 }
             }
-            Ok(())
-        })();
-        cancel.store(true, Ordering::Relaxed);
-        result
-    })
+            return Ok(());
+        }
+    };
+    let generation = pool.generation.fetch_add(1, Ordering::AcqRel) + 1;
+    for (k, (_, config)) in batch.iter().enumerate() {
+        if pool.jobs.send((generation, k, config.clone())).is_err() {
+            break;
+        }
+    }
+    let mut ready: Vec<Option<Prepared<E>>> = (0..batch.len()).map(|_| None).collect();
+    let result = (|| {
+        for (k, (index, config)) in batch.iter().enumerate() {
+            while ready[k].is_none() {
+                match pool.done.recv() {
+                    Ok((g, j, p)) if g == generation => ready[j] = Some(p),
+                    Ok(_) => {}
+                    Err(_) => {
+                        // The workers are gone (cannot happen while the pool lives);
+                        // prepare here instead.
+                        ready[k] = Some(prepare(evaluator, space, config));
+                    }
+                }
+            }
+            let Some((prepared, prep_time)) = ready[k].take() else {
+                return Ok(());
+            };
+            let outcome = prepared.and_then(|p| measure(config, p));
+            if done(*index, config, prep_time, outcome)? {
+                return Ok(());
+            }
+        }
+        Ok(())
+    })();
+    // Abandon what was not measured: workers skip the rest of this batch.
+    pool.generation.fetch_add(1, Ordering::AcqRel);
+    result
 }
 
 /// Runs user code, turning a panic into [`Failure::Other`] so the search goes on.

@@ -1,6 +1,7 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::sync::atomic::{AtomicUsize, Ordering};
+use std::collections::HashSet;
 use std::sync::Mutex;
 
 use rand::rngs::SmallRng;
@@ -352,4 +353,27 @@ fn tuple_costs_rank_lexicographically() {
 
 fn best_xy_t(r: &TuningResult<(f64, f64)>) -> (u32, u32) {
     (r.best.config.get(0), r.best.config.get(1))
+}
+
+#[test]
+fn batches_are_prepared_on_other_threads() {
+    let threads = Mutex::new(HashSet::new());
+    let eval = Closure::new(|_: &Config| -> std::result::Result<f64, Failure> { Ok(1.0) })
+        .with_prepare(
+            |c: &Config| -> std::result::Result<u32, Failure> {
+                threads.lock().unwrap().insert(std::thread::current().id());
+                Ok(c.get(0))
+            },
+            |_: &Config, x: u32| -> std::result::Result<f64, Failure> { Ok(x as f64) },
+        );
+    let r = Tuner::new(space(), eval)
+        .batch(4)
+        .threads(2)
+        .progress(false)
+        .run()
+        .unwrap();
+    assert_eq!(r.evaluations, 24);
+    let threads = threads.lock().unwrap();
+    assert!(!threads.contains(&std::thread::current().id()));
+    assert!(!threads.is_empty() && threads.len() <= 2);
 }
