@@ -921,9 +921,9 @@ impl Bar {
     }
 
     fn finish(&mut self, p: &Progress) {
-        if let Some(bar) = &self.bar {
-            bar.set_message(message(p));
-            bar.finish();
+        if let Some(bar) = self.bar.take() {
+            bar.finish_and_clear();
+            eprintln!("{} in {:.2?}", message(p), p.elapsed);
         }
     }
 }
