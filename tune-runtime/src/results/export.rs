@@ -106,10 +106,10 @@ pub fn to_csv(records: &[Record]) -> String {
     for r in records {
         let samples: Vec<String> = r.samples.iter().map(|s| format!("{s:?}")).collect();
         let mut fields: Vec<String> = vec![
-            r.tunable.clone(),
-            r.input_key.clone(),
-            r.device.clone(),
-            r.technique.clone(),
+            r.tunable.to_string(),
+            r.input_key.to_string(),
+            r.device.to_string(),
+            r.technique.to_string(),
             r.seed.to_string(),
             r.timestamp.clone(),
             r.evaluation.to_string(),
@@ -258,10 +258,10 @@ pub fn from_csv(text: &str) -> Result<Vec<Record>> {
             .map(|(h, v)| (h.clone(), value_of_text(v)))
             .collect();
         out.push(Record {
-            tunable: row[0].clone(),
-            input_key: row[1].clone(),
-            device: row[2].clone(),
-            technique: row[3].clone(),
+            tunable: row[0].as_str().into(),
+            input_key: row[1].as_str().into(),
+            device: row[2].as_str().into(),
+            technique: row[3].as_str().into(),
             seed: int(4)? as u64,
             timestamp: row[5].clone(),
             evaluation: int(6)? as u64,
@@ -445,8 +445,8 @@ impl T4 {
         metadata.insert("timeunit".into(), "milliseconds".into());
         metadata.insert("generator".into(), "tune".into());
         if let Some(r) = records.first() {
-            metadata.insert("tunable".into(), r.tunable.clone().into());
-            metadata.insert("device".into(), r.device.clone().into());
+            metadata.insert("tunable".into(), (*r.tunable).into());
+            metadata.insert("device".into(), (*r.device).into());
         }
         T4 {
             schema_version: "1.0.0".into(),

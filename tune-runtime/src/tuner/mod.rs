@@ -30,6 +30,7 @@
 //! configuration was valid, or on I/O errors.
 
 use std::collections::{BTreeMap, HashMap};
+use std::hash::{BuildHasher, Hasher};
 use std::io::IsTerminal;
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::path::PathBuf;
@@ -45,7 +46,7 @@ use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::param::Value;
 use crate::results::database::{Entry, Policy, Ranked};
 use crate::results::log::{self, LogWriter};
-use crate::results::{timestamp, Database, Named, Record};
+use crate::results::{timestamp, Database, Named, Record, Stamper};
 use crate::search::Technique;
 use crate::space::{Config, Space};
 use crate::{Error, Result};
@@ -85,6 +86,43 @@ impl Technique for InOrder {
         out
     }
     fn tell(&mut self, _: &Space, _: u128, _: Option<f64>) {}
+}
+
+/// A fast hash for configuration indices (the memo is on the hot path of every proposal).
+#[derive(Clone, Copy, Debug, Default)]
+struct IndexHash;
+
+impl BuildHasher for IndexHash {
+    type Hasher = IndexHasher;
+    fn build_hasher(&self) -> IndexHasher {
+        IndexHasher(0)
+    }
+}
+
+struct IndexHasher(u64);
+
+impl IndexHasher {
+    fn mix(&mut self, x: u64) {
+        self.0 = (self.0.rotate_left(5) ^ x).wrapping_mul(0x517c_c1b7_2722_0a95);
+    }
+}
+
+impl Hasher for IndexHasher {
+    fn write(&mut self, bytes: &[u8]) {
+        for chunk in bytes.chunks(8) {
+            let mut b = [0u8; 8];
+            b[..chunk.len()].copy_from_slice(chunk);
+            self.mix(u64::from_le_bytes(b));
+        }
+    }
+    fn write_u128(&mut self, i: u128) {
+        self.mix(i as u64);
+        self.mix((i >> 64) as u64);
+    }
+    fn finish(&self) -> u64 {
+        let x = self.0;
+        (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 32)
+    }
 }
 
 /// A tuning run, configured with a consuming builder and started with [`Tuner::run`].
@@ -249,7 +287,8 @@ impl<E: Evaluator> Tuner<E> {
         let mut state = State {
             space: space.clone(),
             progress: Progress::new(space.len()),
-            memo: HashMap::new(),
+            memo: HashMap::with_hasher(IndexHash),
+            stamper: Stamper::default(),
             records: Vec::new(),
             best: None,
             failures: BTreeMap::new(),
@@ -261,9 +300,9 @@ impl<E: Evaluator> Tuner<E> {
             resumed: 0,
             bar: Bar::new(show_progress),
             template: Record {
-                tunable: name.clone(),
-                input_key: input_key.clone(),
-                device: device.clone(),
+                tunable: name.as_str().into(),
+                input_key: input_key.as_str().into(),
+                device: device.as_str().into(),
                 evaluation: 0,
                 index: 0,
                 config: Named::default(),
@@ -277,7 +316,7 @@ impl<E: Evaluator> Tuner<E> {
                 validation_s: None,
                 elapsed_s: 0.0,
                 seed,
-                technique: technique.name().to_string(),
+                technique: technique.name().into(),
                 timestamp: String::new(),
             },
         };
@@ -656,7 +695,8 @@ fn counts(m: &BTreeMap<String, u64>) -> String {
 struct State<C> {
     space: Space,
     progress: Progress,
-    memo: HashMap<u128, Option<f64>>,
+    memo: HashMap<u128, Option<f64>, IndexHash>,
+    stamper: Stamper,
     records: Vec<Record>,
     best: Option<Best<C>>,
     failures: BTreeMap<String, u64>,
@@ -758,7 +798,7 @@ impl<C: Cost> State<C> {
             config: Named::of(&self.space, config),
             prepare_s: prep_time.as_secs_f64(),
             elapsed_s: elapsed.as_secs_f64(),
-            timestamp: timestamp(),
+            timestamp: self.stamper.now(),
             ..self.template.clone()
         };
         let (cost, typed) = match outcome {

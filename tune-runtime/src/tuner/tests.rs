@@ -299,7 +299,7 @@ fn resume_after_a_kill_does_not_measure_again() {
     // Only 6 new ones were prepared: the 10th (lost in the kill) and 5 more.
     assert_eq!(second.prepared.load(Ordering::Relaxed), 6);
     let all = log::read(&log).unwrap();
-    let mine: Vec<_> = all.iter().filter(|r| r.tunable == "fake").collect();
+    let mine: Vec<_> = all.iter().filter(|r| &*r.tunable == "fake").collect();
     assert_eq!(mine.len(), 15, "resumed records are not appended again");
     let mut idx: Vec<u128> = mine.iter().map(|r| r.index).collect();
     idx.sort_unstable();
