@@ -88,6 +88,9 @@ impl Technique for InOrder {
     fn tell(&mut self, _: &Space, _: u128, _: Option<f64>) {}
 }
 
+/// Mean preparation time (seconds) below which preparing ahead on other threads does not pay.
+const POOL_MIN_PREPARE: f64 = 20e-6;
+
 /// A fast hash for configuration indices (the memo is on the hot path of every proposal).
 #[derive(Clone, Copy, Debug, Default)]
 struct IndexHash;
@@ -199,7 +202,8 @@ impl<E: Evaluator> Tuner<E> {
     }
 
     /// How many configurations to ask the technique for at once (default 1). With more,
-    /// the next ones are prepared (compiled) in parallel while one is measured.
+    /// the next ones are prepared (compiled) in parallel while one is measured, as long as
+    /// preparing takes long enough (tens of microseconds) to gain from other threads.
     pub fn batch(mut self, n: usize) -> Self {
         self.batch = n.max(1);
         self
@@ -340,6 +344,7 @@ impl<E: Evaluator> Tuner<E> {
         let workers = threads.min(batch);
         std::thread::scope(|scope| -> Result<()> {
             let pool = (workers > 1).then(|| Pool::start(scope, &evaluator, &space, workers));
+            let mut prep_mean: Option<f64> = None;
             'search: while !abort.done(&state.progress) {
                 let asked = technique.ask(&space, batch);
                 if asked.is_empty() {
@@ -369,12 +374,19 @@ impl<E: Evaluator> Tuner<E> {
                 }
                 stuck = 0;
                 let mut stop = false;
+                // Hand preparation to the pool only when it takes long enough to gain from
+                // it (a compile, not a no-op): a thread hop costs a few microseconds.
+                let ahead = pool
+                    .as_ref()
+                    .filter(|_| prep_mean.is_none_or(|m| m >= POOL_MIN_PREPARE));
                 evaluate_batch(
                     &evaluator,
                     &space,
                     &fresh,
-                    pool.as_ref(),
+                    ahead,
                     |index, config, prep, outcome| -> Result<bool> {
+                        let p = prep.as_secs_f64();
+                        prep_mean = Some(prep_mean.map_or(p, |m| 0.8 * m + 0.2 * p));
                         let cost = state.finish(&evaluator, index, config, prep, outcome)?;
                         technique.tell(&space, index, cost);
                         state.bar.update(&state.progress, abort.as_ref(), false);

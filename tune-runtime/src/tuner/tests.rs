@@ -362,6 +362,8 @@ fn batches_are_prepared_on_other_threads() {
         .with_prepare(
             |c: &Config| -> std::result::Result<u32, Failure> {
                 threads.lock().unwrap().insert(std::thread::current().id());
+                // Long enough to be worth preparing ahead (a real compile takes longer).
+                std::thread::sleep(Duration::from_millis(1));
                 Ok(c.get(0))
             },
             |_: &Config, x: u32| -> std::result::Result<f64, Failure> { Ok(x as f64) },
