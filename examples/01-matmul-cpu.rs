@@ -19,7 +19,7 @@ use std::time::{Duration, Instant};
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tune::abort::AbortCondition;
-use tune::abort::{Evaluations, WallTime, WholeSpace};
+use tune::abort::{Elapsed, Evaluations, WholeSpace};
 use tune::evaluate::closure::Closure;
 use tune::results::Database;
 use tune::tuner::Tuner;
@@ -199,7 +199,7 @@ fn main() -> tune::Result<()> {
     let abort: Box<dyn AbortCondition> = if full {
         Box::new(WholeSpace)
     } else {
-        Box::new(Evaluations(60) | WallTime(Duration::from_secs(30)))
+        Box::new(Evaluations(60) | Elapsed(Duration::from_secs(30)))
     };
     let db = Database::open("tuning");
     let result = Tuner::new(space.clone(), eval)

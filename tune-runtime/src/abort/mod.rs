@@ -6,11 +6,11 @@
 //!
 //! ```
 //! use std::time::Duration;
-//! use tune_runtime::abort::{AbortCondition, Evaluations, Progress, Speedup, WallTime};
+//! use tune_runtime::abort::{AbortCondition, Evaluations, Progress, Speedup, Elapsed};
 //!
 //! // At most 500 evaluations or one minute, and stop early when the best cost improved by
 //! // less than 1% over the last 100 evaluations.
-//! let stop = (Evaluations(500) | WallTime(Duration::from_secs(60)))
+//! let stop = (Evaluations(500) | Elapsed(Duration::from_secs(60)))
 //!     | Speedup::over_evaluations(1.01, 100);
 //! let mut p = Progress::new(1_000_000);
 //! assert!(!stop.done(&p));
@@ -18,7 +18,8 @@
 //! assert!(stop.done(&p));
 //! ```
 //!
-//! Without a condition the tuner measures the whole space ([`WholeSpace`]).
+//! Without a condition the tuner measures the whole space ([`WholeSpace`]). Each condition
+//! also has a constructor function (`abort::evaluations(500) | abort::duration(..)`).
 
 use std::fmt;
 use std::ops::{BitAnd, BitOr};
@@ -125,11 +126,12 @@ fn ratio(num: f64, den: f64) -> f64 {
     }
 }
 
-/// Stop after this much time (wall time, or the simulated clock in simulation mode).
+/// Stop after this much time: wall time, or the simulated clock in simulation mode (where
+/// the evaluator charges each evaluation's recorded time).
 #[derive(Clone, Copy, Debug, PartialEq)]
-pub struct WallTime(pub Duration);
+pub struct Elapsed(pub Duration);
 
-impl AbortCondition for WallTime {
+impl AbortCondition for Elapsed {
     fn done(&self, p: &Progress) -> bool {
         p.elapsed >= self.0
     }
@@ -277,6 +279,46 @@ impl AbortCondition for Speedup {
     }
 }
 
+/// Stop after this much time (real or simulated): [`Elapsed`].
+pub fn duration(limit: Duration) -> Elapsed {
+    Elapsed(limit)
+}
+
+/// Stop after `n` evaluations: [`Evaluations`].
+pub fn evaluations(n: u64) -> Evaluations {
+    Evaluations(n)
+}
+
+/// Stop after `n` valid evaluations: [`ValidEvaluations`].
+pub fn valid_evaluations(n: u64) -> ValidEvaluations {
+    ValidEvaluations(n)
+}
+
+/// Stop after evaluating this fraction of the space: [`Fraction`].
+pub fn fraction(f: f64) -> Fraction {
+    Fraction(f)
+}
+
+/// Stop once the best cost is at or below `cost`: [`CostReached`].
+pub fn cost(cost: f64) -> CostReached {
+    CostReached(cost)
+}
+
+/// Stop if the best cost improved by less than `factor` over the last `window` of time.
+pub fn speedup_over_time(factor: f64, window: Duration) -> Speedup {
+    Speedup::over_time(factor, window)
+}
+
+/// Stop if the best cost improved by less than `factor` over the last `n` evaluations.
+pub fn speedup_over_evaluations(factor: f64, n: u64) -> Speedup {
+    Speedup::over_evaluations(factor, n)
+}
+
+/// Stop once the whole space is measured (the default): [`WholeSpace`].
+pub fn whole_space() -> WholeSpace {
+    WholeSpace
+}
+
 /// Stops when both conditions do. Made by `a & b` or [`AbortExt::and`].
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct And<A, B>(pub A, pub B);
@@ -340,7 +382,7 @@ macro_rules! impl_ops {
 }
 
 impl_ops!(
-    WallTime,
+    Elapsed,
     Evaluations,
     ValidEvaluations,
     Fraction,

@@ -38,7 +38,7 @@ fn counters() -> impl Strategy<Value = Box<dyn AbortCondition>> {
         (0u64..150).prop_map(|n| Box::new(Evaluations(n)) as Box<dyn AbortCondition>),
         (0u64..150).prop_map(|n| Box::new(ValidEvaluations(n)) as Box<dyn AbortCondition>),
         (0u64..300_000)
-            .prop_map(|ms| Box::new(WallTime(Duration::from_millis(ms))) as Box<dyn AbortCondition>),
+            .prop_map(|ms| Box::new(Elapsed(Duration::from_millis(ms))) as Box<dyn AbortCondition>),
         (0.0f64..=1.0).prop_map(|f| Box::new(Fraction(f)) as Box<dyn AbortCondition>),
         Just(()).prop_map(|()| Box::new(WholeSpace) as Box<dyn AbortCondition>),
         (0.001f64..100.0).prop_map(|c| Box::new(CostReached(c)) as Box<dyn AbortCondition>),
@@ -80,8 +80,8 @@ proptest! {
     fn duration_stops_at_the_time(ms in 0u64..300_000, (len, steps) in run()) {
         let d = Duration::from_millis(ms);
         for p in snapshots(len, &steps) {
-            prop_assert_eq!(WallTime(d).done(&p), p.elapsed >= d);
-            let f = WallTime(d).fraction(&p).unwrap();
+            prop_assert_eq!(Elapsed(d).done(&p), p.elapsed >= d);
+            let f = Elapsed(d).fraction(&p).unwrap();
             prop_assert_eq!(f >= 1.0, p.elapsed >= d);
         }
     }
@@ -259,7 +259,7 @@ impl AbortCondition for &Box<dyn AbortCondition> {
 
 #[test]
 fn operators_build_nested_conditions() {
-    let c = (Evaluations(10) & ValidEvaluations(5)) | WallTime(Duration::from_secs(1));
+    let c = (Evaluations(10) & ValidEvaluations(5)) | Elapsed(Duration::from_secs(1));
     let mut p = Progress::new(100);
     for _ in 0..10 {
         p.record(Duration::ZERO, None);

@@ -45,7 +45,7 @@ pub enum CostFrom {
     /// path; relative to the working directory).
     File(PathBuf),
     /// The wall time of the run, in seconds.
-    WallTime,
+    Elapsed,
 }
 
 #[derive(Clone, Debug)]
@@ -387,7 +387,7 @@ impl Evaluator for Process {
             )));
         }
         let cost = match &self.cost {
-            CostFrom::WallTime => Some(f.wall.as_secs_f64()),
+            CostFrom::Elapsed => Some(f.wall.as_secs_f64()),
             CostFrom::LastNumber => last_number(&f.stdout),
             CostFrom::Key(k) => key_value(&f.stdout, k),
             CostFrom::File(path) => {
@@ -496,7 +496,7 @@ mod tests {
 
     #[test]
     fn wall_time_of_a_slow_run() {
-        let p = sh("sleep 0.2").cost_from(CostFrom::WallTime);
+        let p = sh("sleep 0.2").cost_from(CostFrom::Elapsed);
         let t = eval(&p, 0).unwrap();
         assert!(t >= 0.2, "{t}");
     }

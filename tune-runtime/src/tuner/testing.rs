@@ -40,7 +40,7 @@ use std::path::PathBuf;
 use std::time::Duration;
 
 use super::{Tuner, TuningResult};
-use crate::abort::{Evaluations, Or, WallTime};
+use crate::abort::{Elapsed, Evaluations, Or};
 use crate::evaluate::Evaluator;
 use crate::results::database::slug;
 use crate::results::Database;
@@ -83,7 +83,7 @@ pub fn tune_test<E: Evaluator>(mut tuner: Tuner<E>) -> Result<TuningResult<E::Co
     if full_run() {
         // The tuner's own condition (default: the whole space).
     } else {
-        let short = Or(Evaluations(SHORT_EVALUATIONS), WallTime(SHORT_DURATION));
+        let short = Or(Evaluations(SHORT_EVALUATIONS), Elapsed(SHORT_DURATION));
         tuner.abort = Some(match tuner.abort.take() {
             Some(own) => Box::new(Or(own, short)),
             None => Box::new(short),

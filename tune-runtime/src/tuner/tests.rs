@@ -9,7 +9,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use super::*;
-use crate::abort::{Evaluations, WallTime};
+use crate::abort::{Elapsed, Evaluations};
 use crate::evaluate::closure::Closure;
 use crate::param::Param;
 use crate::space::SpaceBuilder;
@@ -241,7 +241,7 @@ impl Evaluator for Simulated {
 #[test]
 fn simulated_time_drives_duration_budgets() {
     let r = Tuner::new(space(), Simulated)
-        .abort(WallTime(Duration::from_secs(5)))
+        .abort(Elapsed(Duration::from_secs(5)))
         .progress(false)
         .run()
         .unwrap();
