@@ -45,6 +45,7 @@ use crate::cost::Cost;
 use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::param::Value;
 use crate::results::database::{Entry, Policy, Ranked};
+use crate::results::export;
 use crate::results::log::{self, LogWriter};
 use crate::results::{timestamp, Database, Named, Record, Stamper};
 use crate::search::Technique;
@@ -262,6 +263,16 @@ impl<E: Evaluator> Tuner<E> {
             d.1 = policy;
         }
         self
+    }
+
+    /// Runs the search as a cargo test: a short budget unless `TUNE_FULL=1`, results in
+    /// the tuning database, and an error if any configuration gave a wrong result. Same as
+    /// [`testing::tune_test`].
+    ///
+    /// # Errors
+    /// See [`testing::tune_test`].
+    pub fn run_test(self) -> Result<TuningResult<E::Cost>> {
+        testing::tune_test(self)
     }
 
     /// Runs the search.
@@ -650,6 +661,16 @@ impl<C: Cost> TuningResult<C> {
     /// The records of configurations whose output did not validate.
     pub fn wrong_results(&self) -> impl Iterator<Item = &Record> {
         self.records.iter().filter(|r| r.status == "wrong_result")
+    }
+
+    /// Every evaluation as CSV (see [`export::to_csv`]).
+    pub fn to_csv(&self) -> String {
+        export::to_csv(&self.records)
+    }
+
+    /// Every evaluation in the community T4 format (see [`export::T4`]).
+    pub fn to_t4(&self) -> export::T4 {
+        export::T4::from_records(&self.records)
     }
 
     /// A few lines for a terminal: best configuration and cost, counts, files written.

@@ -148,6 +148,18 @@ fn the_right_candidate_wins_and_failures_are_recorded() {
         let compile = r.records.iter().find(|r| r.status == "compile").unwrap();
         assert!(compile.detail.as_deref().unwrap().contains("overflows"));
         assert!(r.summary().contains("X=5 Y=1"));
+        // Exports carry every evaluation.
+        let csv = export::from_csv(&r.to_csv()).unwrap();
+        assert_eq!(csv, r.records);
+        let t4 = r.to_t4();
+        assert_eq!(t4.results.len(), 24);
+        assert_eq!(
+            t4.results
+                .iter()
+                .filter(|x| x.invalidity == "compile")
+                .count(),
+            3
+        );
     }
 }
 
