@@ -177,6 +177,9 @@ struct LevelPlan<'a> {
     set_ints: Vec<i128>,
     gens: Vec<(IntOp, IntExpr<'a>)>,
     checks: Vec<Check<'a>>,
+    /// The other slots this level's rules read: its valid values depend on nothing else,
+    /// so they are memoised by these slots' values.
+    key: Vec<usize>,
 }
 
 struct GroupPlan<'a> {
@@ -215,7 +218,8 @@ fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
     }
     groups
         .into_iter()
-        .map(|slots| {
+        .map(|members| {
+            let slots = build_order(params, &members);
             let mut levels: Vec<LevelPlan<'a>> = slots
                 .iter()
                 .map(|&s| {
@@ -230,17 +234,22 @@ fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
                         set_ints,
                         gens: Vec::new(),
                         checks: Vec::new(),
+                        key: Vec::new(),
                     }
                 })
                 .collect();
             // A rule is applied at the level of the last parameter it reads.
-            let level_of = |slot: usize| slots.iter().position(|&s| s == slot).unwrap_or(0);
+            let mut level_of = vec![0usize; n];
+            for (l, &s) in slots.iter().enumerate() {
+                level_of[s] = l;
+            }
             for &owner in &slots {
                 for r in &params[owner].rules {
-                    let last = r.deps.iter().copied().chain([owner]).max().unwrap_or(owner);
-                    let lvl = &mut levels[level_of(last)];
+                    let at = r.deps.iter().map(|&d| level_of[d]).fold(level_of[owner], usize::max);
+                    let lvl = &mut levels[at];
+                    lvl.key.extend(r.deps.iter().copied().chain([owner]).filter(|&d| d != lvl.slot));
                     match &r.kind {
-                        RuleKind::Int { op, rhs } if last == owner => {
+                        RuleKind::Int { op, rhs } if at == level_of[owner] => {
                             lvl.gens.push((*op, rhs.clone()))
                         }
                         RuleKind::Int { op, rhs } => lvl.checks.push(Check::Late {
@@ -253,13 +262,66 @@ fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
                     }
                 }
             }
+            for lvl in &mut levels {
+                lvl.key.sort_unstable();
+                lvl.key.dedup();
+            }
             GroupPlan { slots, levels }
         })
         .collect()
 }
 
+/// The order in which a group's parameters are bound: every parameter after those its rules
+/// read (so aliases can generate candidates), and each one as late as possible, so that a
+/// parameter's branching multiplies as few levels below it as possible. Among parameters
+/// that may go last, the one with the most candidate values goes last.
+fn build_order(params: &[ErasedParam<'_>], members: &[usize]) -> Vec<usize> {
+    // readers[d]: members whose rules read d (and must therefore come after d).
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); params.len()];
+    for &m in members {
+        for r in &params[m].rules {
+            for &d in &r.deps {
+                if d != m && d < m {
+                    readers[d].push(m);
+                }
+            }
+        }
+    }
+    // Rules that read a later slot are checked late; they impose no order.
+    let branching = |s: usize| -> u64 {
+        let p = &params[s];
+        let len = p.info.domain.len();
+        let pruned = p.rules.iter().any(|r| {
+            matches!(r.kind, RuleKind::Int { op: IntOp::Divides | IntOp::Equal | IntOp::MultipleOf, .. })
+        });
+        if pruned {
+            len.min(8)
+        } else {
+            len
+        }
+    };
+    let mut placed = vec![false; params.len()];
+    let mut rev = Vec::with_capacity(members.len());
+    while rev.len() < members.len() {
+        let pick = members
+            .iter()
+            .copied()
+            .filter(|&m| !placed[m] && readers[m].iter().all(|&r| placed[r]))
+            .max_by_key(|&m| (branching(m), m));
+        let Some(m) = pick else { break };
+        placed[m] = true;
+        rev.push(m);
+    }
+    // Unreachable for a forest of "reads earlier slot" edges; keep declaration order otherwise.
+    if rev.len() < members.len() {
+        return members.to_vec();
+    }
+    rev.reverse();
+    rev
+}
+
 impl LevelPlan<'_> {
-    /// Appends to `out` the domain indices, ascending, that satisfy this level's aliases.
+    /// Writes to `out` the domain indices, ascending, that satisfy this level's aliases.
     fn candidates(&self, bound: &[u64], out: &mut Vec<u32>) {
         out.clear();
         let b = Bound::new(bound);
@@ -267,8 +329,28 @@ impl LevelPlan<'_> {
         let mut hi_v = i128::MAX;
         let mut div: Option<i128> = None; // smallest non-zero dividend
         let mut mult: Option<i128> = None; // largest modulus
-        for (op, rhs) in &self.gens {
-            let Some(r) = rhs(&b) else { return };
+        // Right-hand sides, evaluated once per node.
+        let mut rhs_buf = [0i128; 8];
+        let many;
+        let rhs: &[i128] = if self.gens.len() <= rhs_buf.len() {
+            for (i, (_, f)) in self.gens.iter().enumerate() {
+                match f(&b) {
+                    Some(r) => rhs_buf[i] = r,
+                    None => return,
+                }
+            }
+            &rhs_buf[..self.gens.len()]
+        } else {
+            match self.gens.iter().map(|(_, f)| f(&b)).collect::<Option<Vec<_>>>() {
+                Some(v) => {
+                    many = v;
+                    &many
+                }
+                None => return,
+            }
+        };
+        let mut simple = true;
+        for (&(op, _), &r) in self.gens.iter().zip(rhs) {
             match op {
                 IntOp::AtMost => hi_v = hi_v.min(r),
                 IntOp::LessThan => hi_v = hi_v.min(r.saturating_sub(1)),
@@ -278,12 +360,14 @@ impl LevelPlan<'_> {
                     lo_v = lo_v.max(r);
                     hi_v = hi_v.min(r);
                 }
-                IntOp::Divides if r != 0 => {
-                    if div.is_none_or(|d| r.abs() < d) {
+                IntOp::Divides => {
+                    simple = false;
+                    if r != 0 && div.is_none_or(|d| r.abs() < d) {
                         div = Some(r.abs());
                     }
                 }
                 IntOp::MultipleOf => {
+                    simple = false;
                     if r == 0 {
                         return;
                     }
@@ -291,27 +375,13 @@ impl LevelPlan<'_> {
                         mult = Some(r.abs());
                     }
                 }
-                IntOp::Divides | IntOp::Unequal => {}
+                IntOp::Unequal => simple = false,
             }
         }
         if lo_v > hi_v {
             return;
         }
-        let ok = |v: i128| {
-            self.gens
-                .iter()
-                .all(|(op, rhs)| rhs(&b).is_some_and(|r| op.holds(v, r)))
-        };
-        let simple = self.gens.iter().all(|(op, _)| {
-            matches!(
-                op,
-                IntOp::AtMost
-                    | IntOp::LessThan
-                    | IntOp::AtLeast
-                    | IntOp::GreaterThan
-                    | IntOp::Equal
-            )
-        });
+        let ok = |v: i128| self.gens.iter().zip(rhs).all(|(&(op, _), &r)| op.holds(v, r));
         match &self.domain {
             Domain::Set(_) => {
                 for (i, &v) in self.set_ints.iter().enumerate() {
@@ -345,11 +415,7 @@ impl LevelPlan<'_> {
                 } else if let Some(d) = div.filter(|&d| isqrt(d) * 2 < scan) {
                     for_each_divisor(d, a, z, |v| push(v, out));
                 } else if let Some(m) = mult.filter(|&m| m > step) {
-                    let first = if a >= 0 {
-                        (a + m - 1) / m * m
-                    } else {
-                        a / m * m
-                    };
+                    let first = if a >= 0 { (a + m - 1) / m * m } else { a / m * m };
                     let mut v = first;
                     while v <= z {
                         push(v, out);
@@ -378,27 +444,39 @@ fn isqrt(n: i128) -> i128 {
 
 /// Calls `f` with every divisor of `d > 0` in `[a, z]`, ascending (negative ones first).
 fn for_each_divisor(d: i128, a: i128, z: i128, mut f: impl FnMut(i128)) {
-    let mut small = Vec::new();
-    let mut large = Vec::new();
-    let mut i = 1;
-    while i * i <= d {
-        if d % i == 0 {
-            small.push(i);
-            if i * i != d {
-                large.push(d / i);
+    let r = isqrt(d);
+    if a < 0 {
+        // -d .. -1: the negated divisors, largest magnitude first.
+        for i in 1..=r {
+            if d % i == 0 {
+                let v = -(d / i);
+                if v >= a && v <= z {
+                    f(v);
+                }
             }
         }
-        i += 1;
+        for i in (1..=r).rev() {
+            if d % i == 0 && i * i != d && -i >= a && -i <= z {
+                f(-i);
+            }
+        }
     }
-    let ascending = || small.iter().copied().chain(large.iter().rev().copied());
-    if a < 0 {
-        let neg: Vec<i128> = ascending().map(|v| -v).collect();
-        neg.into_iter()
-            .rev()
-            .filter(|&v| v >= a && v <= z)
-            .for_each(&mut f);
+    for i in 1..=r.min(z) {
+        if d % i == 0 && i >= a {
+            f(i);
+        }
     }
-    ascending().filter(|&v| v >= a && v <= z).for_each(f);
+    for i in (1..=r).rev() {
+        if d % i == 0 && i * i != d {
+            let v = d / i;
+            if v > z {
+                break;
+            }
+            if v >= a {
+                f(v);
+            }
+        }
+    }
 }
 
 impl Domain {
@@ -423,6 +501,97 @@ struct Chunk {
 /// Nodes on the level where the build splits into parallel subtrees.
 const SPLIT_NODES: usize = 512;
 
+/// A level's valid values under recently seen values of the slots its rules read
+/// (direct-mapped), so that repeated sub-problems are solved once.
+struct Memo {
+    klen: usize,
+    keys: Vec<u64>,
+    lists: Vec<IdxVec>,
+    filled: Vec<bool>,
+    cands: Vec<u32>,
+    valid: Vec<u32>,
+    /// The way used last: consecutive nodes often share their key.
+    last: usize,
+}
+
+const MEMO_WAYS: usize = 256;
+/// Longest key that is memoised; levels reading more slots are recomputed each time.
+const MEMO_MAX_KEY: usize = 12;
+
+impl Memo {
+    fn new(lp: &LevelPlan<'_>) -> Self {
+        let klen = lp.key.len();
+        let ways = if klen == 0 { 1 } else { MEMO_WAYS };
+        Memo {
+            klen,
+            keys: vec![0; ways * klen],
+            lists: vec![IdxVec::for_domain(lp.domain.len()); ways],
+            filled: vec![false; ways],
+            cands: Vec::new(),
+            valid: Vec::new(),
+            last: 0,
+        }
+    }
+
+    /// The valid values (domain indices) of level `l` under the prefix in `bound`.
+    #[inline]
+    fn valid<'m>(&'m mut self, plan: &GroupPlan<'_>, l: usize, bound: &mut [u64]) -> &'m IdxVec {
+        let lp = &plan.levels[l];
+        let klen = self.klen;
+        let way = if klen > MEMO_MAX_KEY {
+            0
+        } else if self.lists.len() == 1 {
+            if self.filled[0] {
+                return &self.lists[0];
+            }
+            0
+        } else {
+            let last = &self.keys[self.last * klen..(self.last + 1) * klen];
+            if self.filled[self.last] && lp.key.iter().zip(last).all(|(&s, &k)| bound[s] == k) {
+                return &self.lists[self.last];
+            }
+            let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
+            for &s in &lp.key {
+                h = (h ^ bound[s]).wrapping_mul(0x100_0000_01B3).rotate_left(23);
+            }
+            let way = (h ^ (h >> 29)) as usize % MEMO_WAYS;
+            let stored = &self.keys[way * klen..(way + 1) * klen];
+            self.last = way;
+            if self.filled[way] && lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                return &self.lists[way];
+            }
+            way
+        };
+        if klen <= MEMO_MAX_KEY {
+            for (k, &s) in self.keys[way * klen..(way + 1) * klen].iter_mut().zip(&lp.key) {
+                *k = bound[s];
+            }
+            self.filled[way] = true;
+        }
+        compute_valid(lp, bound, &mut self.cands, &mut self.valid);
+        let list = &mut self.lists[way];
+        list.clear();
+        list.extend_u32(&self.valid);
+        list
+    }
+}
+
+/// The valid values of a level: candidates from its aliases that pass its checks.
+fn compute_valid(lp: &LevelPlan<'_>, bound: &mut [u64], cands: &mut Vec<u32>, out: &mut Vec<u32>) {
+    out.clear();
+    lp.candidates(bound, cands);
+    if lp.checks.is_empty() {
+        out.extend_from_slice(cands);
+        return;
+    }
+    for &c in cands.iter() {
+        bound[lp.slot] = lp.domain.raw(c);
+        if passes(&lp.checks, bound) {
+            out.push(c);
+        }
+    }
+}
+
 fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
     let depth = plan.levels.len();
     let free = depth == 1 && plan.levels[0].gens.is_empty() && plan.levels[0].checks.is_empty();
@@ -434,17 +603,19 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         });
     }
     let mut bound = vec![0u64; nslots];
-    let mut cands = Vec::new();
+    let mut memos: Vec<Memo> = plan.levels.iter().map(Memo::new).collect();
     // Top levels, breadth first, until the frontier is wide enough to split.
     let mut vals: Vec<IdxVec> = Vec::with_capacity(depth);
     let mut starts: Vec<OffVec> = Vec::with_capacity(depth);
     let mut frontier: Vec<Vec<u32>> = Vec::new();
     let mut level0 = IdxVec::for_domain(plan.levels[0].domain.len());
     let mut dead = 0usize;
-    expand_node(plan, 0, &mut bound, &mut cands, |c| {
+    let first = memos[0].valid(plan, 0, &mut bound);
+    for i in 0..first.len() {
+        let c = first.get(i);
         level0.push(c);
         frontier.push(vec![c]);
-    });
+    }
     vals.push(level0);
     let mut s = 0;
     while s + 2 < depth && frontier.len() < SPLIT_NODES && !frontier.is_empty() {
@@ -453,14 +624,14 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         let mut nf = Vec::new();
         for path in &frontier {
             set_path(plan, path, &mut bound);
-            let before = next.len();
-            expand_node(plan, s + 1, &mut bound, &mut cands, |c| {
+            let valid = memos[s + 1].valid(plan, s + 1, &mut bound);
+            dead += (valid.len() == 0) as usize;
+            for c in (0..valid.len()).map(|i| valid.get(i)) {
                 next.push(c);
                 let mut p = path.clone();
                 p.push(c);
                 nf.push(p);
-            });
-            dead += (next.len() == before) as usize;
+            }
             st.push(next.len() as u64);
         }
         starts.push(OffVec::from_u64(st));
@@ -470,15 +641,12 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
     }
     if depth > 1 {
         // Subtrees below level `s`, in parallel chunks.
-        let per = frontier
-            .len()
-            .div_ceil(rayon::current_num_threads() * 16)
-            .max(1);
+        let per = frontier.len().div_ceil(rayon::current_num_threads() * 16).max(1);
         let chunks: Vec<Chunk> = frontier
             .par_chunks(per)
             .map(|nodes| {
                 let mut bound = vec![0u64; nslots];
-                let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
+                let mut memos: Vec<Memo> = plan.levels.iter().map(Memo::new).collect();
                 let mut ch = Chunk {
                     starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
                     vals: (s + 1..depth)
@@ -488,7 +656,7 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
                 };
                 for path in nodes {
                     set_path(plan, path, &mut bound);
-                    dfs(plan, s + 1, s, &mut bound, &mut scratch, &mut ch);
+                    dfs(plan, s + 1, s, &mut bound, &mut memos, &mut ch);
                 }
                 ch
             })
@@ -496,13 +664,7 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         dead += chunks.iter().map(|c| c.dead).sum::<usize>();
         concat(plan, s, chunks, &mut vals, &mut starts)?;
     }
-    let mut levels: Vec<Level> = vals
-        .into_iter()
-        .map(|v| Level {
-            vals: v,
-            starts: None,
-        })
-        .collect();
+    let mut levels: Vec<Level> = vals.into_iter().map(|v| Level { vals: v, starts: None }).collect();
     for (l, st) in starts.into_iter().enumerate() {
         levels[l].starts = Some(st);
     }
@@ -512,11 +674,7 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
     for l in &mut levels {
         l.vals.shrink();
     }
-    Ok(Group {
-        slots: plan.slots.clone(),
-        levels,
-        free_len: 0,
-    })
+    Ok(Group { slots: plan.slots.clone(), levels, free_len: 0 })
 }
 
 fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
@@ -526,40 +684,14 @@ fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
     }
 }
 
-/// Calls `push` with every valid value (domain index) of level `l` under the bound prefix.
-#[inline]
-fn expand_node(
-    plan: &GroupPlan<'_>,
-    l: usize,
-    bound: &mut [u64],
-    cands: &mut Vec<u32>,
-    mut push: impl FnMut(u32),
-) {
-    let lp = &plan.levels[l];
-    lp.candidates(bound, cands);
-    if lp.checks.is_empty() {
-        cands.iter().for_each(|&c| push(c));
-        return;
-    }
-    for &c in cands.iter() {
-        bound[lp.slot] = lp.domain.raw(c);
-        if passes(&lp.checks, bound) {
-            push(c);
-        }
-    }
-}
-
 #[inline]
 fn passes(checks: &[Check<'_>], bound: &[u64]) -> bool {
     let b = Bound::new(bound);
     checks.iter().all(|c| match c {
         Check::Pred(p) => p(&b),
-        Check::Late {
-            owner,
-            op,
-            rhs,
-            to_i128,
-        } => rhs(&b).is_some_and(|r| op.holds(to_i128(bound[*owner]), r)),
+        Check::Late { owner, op, rhs, to_i128 } => {
+            rhs(&b).is_some_and(|r| op.holds(to_i128(bound[*owner]), r))
+        }
     })
 }
 
@@ -570,18 +702,13 @@ fn dfs(
     l: usize,
     s: usize,
     bound: &mut [u64],
-    scratch: &mut [Vec<u32>],
+    memos: &mut [Memo],
     ch: &mut Chunk,
 ) {
     let depth = plan.levels.len();
     let vi = l - s - 1;
     let begin = ch.vals[vi].len();
-    let mut cands = std::mem::take(&mut scratch[l]);
-    {
-        let out = &mut ch.vals[vi];
-        expand_node(plan, l, bound, &mut cands, |c| out.push(c));
-    }
-    scratch[l] = cands;
+    ch.vals[vi].extend_from(memos[l].valid(plan, l, bound));
     let end = ch.vals[vi].len();
     ch.starts[l - 1 - s].push(end as u32);
     if l + 1 < depth {
@@ -589,7 +716,7 @@ fn dfs(
         let lp = &plan.levels[l];
         for i in begin..end {
             bound[lp.slot] = lp.domain.raw(ch.vals[vi].get(i));
-            dfs(plan, l + 1, s, bound, scratch, ch);
+            dfs(plan, l + 1, s, bound, memos, ch);
         }
     }
 }
