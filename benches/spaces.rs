@@ -221,7 +221,10 @@ fn maxrss_kib() -> u64 {
 }
 
 fn main() {
-    let args: Vec<String> = std::env::args().skip(1).filter(|a| a != "--bench").collect();
+    let args: Vec<String> = std::env::args()
+        .skip(1)
+        .filter(|a| a != "--bench")
+        .collect();
     // Start the thread pool outside the timed region, as the peers import their modules first.
     let _ = saxpy(1024);
     if args.iter().any(|a| a == "--all") || args.is_empty() {

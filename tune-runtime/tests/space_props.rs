@@ -136,7 +136,8 @@ fn rule(i: usize) -> BoxedStrategy<Rule> {
 fn dom() -> impl Strategy<Value = Dom> {
     prop_oneof![
         (-3i64..4, 0i64..10, 1i64..4).prop_map(|(lo, span, st)| Dom::Range(lo, lo + span, st)),
-        proptest::collection::btree_set(-4i64..16, 0..6).prop_map(|s| Dom::Set(s.into_iter().collect())),
+        proptest::collection::btree_set(-4i64..16, 0..6)
+            .prop_map(|s| Dom::Set(s.into_iter().collect())),
     ]
 }
 
@@ -169,7 +170,8 @@ fn build(desc: &[ParamDesc]) -> Space {
             Dom::Set(v) => Param::<i64>::values(name, v.clone()),
         };
         for r in &p.rules {
-            let vals = move |b: &Bound<'_>, n: usize| (0..n).map(|j| b.get::<i64>(j)).collect::<Vec<_>>();
+            let vals =
+                move |b: &Bound<'_>, n: usize| (0..n).map(|j| b.get::<i64>(j)).collect::<Vec<_>>();
             param = match r.clone() {
                 Rule::Alias(op, e) => {
                     let deps = e.deps();
@@ -295,7 +297,10 @@ fn sampling_is_uniform() {
     let e = draws as f64 / k as f64;
     let chi2: f64 = counts.values().map(|&o| (o as f64 - e).powi(2) / e).sum();
     // 34 degrees of freedom: the 99.9th percentile is about 65.2.
-    assert!(chi2 < 65.2, "chi-square {chi2} too large for a uniform sample");
+    assert!(
+        chi2 < 65.2,
+        "chi-square {chi2} too large for a uniform sample"
+    );
 }
 
 #[test]
@@ -316,11 +321,21 @@ fn independent_groups_and_exact_counts() {
 
 #[test]
 fn errors_are_reported_not_panicked() {
-    let dup = SpaceBuilder::new().param(Param::<u8>::range("A", 1..=3)).param(Param::<u8>::range("A", 1..=3)).build();
+    let dup = SpaceBuilder::new()
+        .param(Param::<u8>::range("A", 1..=3))
+        .param(Param::<u8>::range("A", 1..=3))
+        .build();
     assert!(dup.unwrap_err().to_string().contains("declared twice"));
-    let step0 = SpaceBuilder::new().param(Param::<u8>::range("A", 1..=3).step(0)).build();
-    assert!(step0.unwrap_err().to_string().contains("step must be positive"));
-    let dupv = SpaceBuilder::new().param(Param::<u8>::values("A", [1, 2, 1])).build();
+    let step0 = SpaceBuilder::new()
+        .param(Param::<u8>::range("A", 1..=3).step(0))
+        .build();
+    assert!(step0
+        .unwrap_err()
+        .to_string()
+        .contains("step must be positive"));
+    let dupv = SpaceBuilder::new()
+        .param(Param::<u8>::values("A", [1, 2, 1]))
+        .build();
     assert!(dupv.unwrap_err().to_string().contains("listed twice"));
     let panicky = SpaceBuilder::new()
         .param(Param::<u32>::range("A", 0..=3))
@@ -343,13 +358,22 @@ fn values_round_trip() {
         .unwrap();
     assert_eq!(space.len(), 5 * 2 * 2);
     for c in space.iter() {
-        let named: Vec<(String, tune_runtime::Value)> =
-            space.values(&c).into_iter().map(|(n, v)| (n.to_string(), v)).collect();
-        let back = space.config_from_values(named.iter().map(|(n, v)| (n.as_str(), v.clone()))).unwrap();
+        let named: Vec<(String, tune_runtime::Value)> = space
+            .values(&c)
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect();
+        let back = space
+            .config_from_values(named.iter().map(|(n, v)| (n.as_str(), v.clone())))
+            .unwrap();
         assert_eq!(back, c);
     }
     let err = space
-        .config_from_values([("A", tune_runtime::Value::Int(3)), ("F", tune_runtime::Value::Float(0.5)), ("B", tune_runtime::Value::Bool(true))])
+        .config_from_values([
+            ("A", tune_runtime::Value::Int(3)),
+            ("F", tune_runtime::Value::Float(0.5)),
+            ("B", tune_runtime::Value::Bool(true)),
+        ])
         .unwrap_err();
     assert!(err.to_string().contains("not in the search space"));
 }

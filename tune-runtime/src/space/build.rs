@@ -245,9 +245,19 @@ fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
             }
             for &owner in &slots {
                 for r in &params[owner].rules {
-                    let at = r.deps.iter().map(|&d| level_of[d]).fold(level_of[owner], usize::max);
+                    let at = r
+                        .deps
+                        .iter()
+                        .map(|&d| level_of[d])
+                        .fold(level_of[owner], usize::max);
                     let lvl = &mut levels[at];
-                    lvl.key.extend(r.deps.iter().copied().chain([owner]).filter(|&d| d != lvl.slot));
+                    lvl.key.extend(
+                        r.deps
+                            .iter()
+                            .copied()
+                            .chain([owner])
+                            .filter(|&d| d != lvl.slot),
+                    );
                     match &r.kind {
                         RuleKind::Int { op, rhs } if at == level_of[owner] => {
                             lvl.gens.push((*op, rhs.clone()))
@@ -292,7 +302,13 @@ fn build_order(params: &[ErasedParam<'_>], members: &[usize]) -> Vec<usize> {
         let p = &params[s];
         let len = p.info.domain.len();
         let pruned = p.rules.iter().any(|r| {
-            matches!(r.kind, RuleKind::Int { op: IntOp::Divides | IntOp::Equal | IntOp::MultipleOf, .. })
+            matches!(
+                r.kind,
+                RuleKind::Int {
+                    op: IntOp::Divides | IntOp::Equal | IntOp::MultipleOf,
+                    ..
+                }
+            )
         });
         if pruned {
             len.min(8)
@@ -329,7 +345,7 @@ impl LevelPlan<'_> {
         let mut hi_v = i128::MAX;
         let mut div: Option<i128> = None; // smallest non-zero dividend
         let mut mult: Option<i128> = None; // largest modulus
-        // Right-hand sides, evaluated once per node.
+                                           // Right-hand sides, evaluated once per node.
         let mut rhs_buf = [0i128; 8];
         let many;
         let rhs: &[i128] = if self.gens.len() <= rhs_buf.len() {
@@ -341,7 +357,12 @@ impl LevelPlan<'_> {
             }
             &rhs_buf[..self.gens.len()]
         } else {
-            match self.gens.iter().map(|(_, f)| f(&b)).collect::<Option<Vec<_>>>() {
+            match self
+                .gens
+                .iter()
+                .map(|(_, f)| f(&b))
+                .collect::<Option<Vec<_>>>()
+            {
                 Some(v) => {
                     many = v;
                     &many
@@ -381,7 +402,12 @@ impl LevelPlan<'_> {
         if lo_v > hi_v {
             return;
         }
-        let ok = |v: i128| self.gens.iter().zip(rhs).all(|(&(op, _), &r)| op.holds(v, r));
+        let ok = |v: i128| {
+            self.gens
+                .iter()
+                .zip(rhs)
+                .all(|(&(op, _), &r)| op.holds(v, r))
+        };
         match &self.domain {
             Domain::Set(_) => {
                 for (i, &v) in self.set_ints.iter().enumerate() {
@@ -415,7 +441,11 @@ impl LevelPlan<'_> {
                 } else if let Some(d) = div.filter(|&d| isqrt(d) * 2 < scan) {
                     for_each_divisor(d, a, z, |v| push(v, out));
                 } else if let Some(m) = mult.filter(|&m| m > step) {
-                    let first = if a >= 0 { (a + m - 1) / m * m } else { a / m * m };
+                    let first = if a >= 0 {
+                        (a + m - 1) / m * m
+                    } else {
+                        a / m * m
+                    };
                     let mut v = first;
                     while v <= z {
                         push(v, out);
@@ -534,39 +564,53 @@ impl Memo {
     }
 
     /// The valid values (domain indices) of level `l` under the prefix in `bound`.
-    #[inline]
+    #[inline(always)]
     fn valid<'m>(&'m mut self, plan: &GroupPlan<'_>, l: usize, bound: &mut [u64]) -> &'m IdxVec {
-        let lp = &plan.levels[l];
+        // Fast path: the same key as the last lookup (siblings usually share it).
         let klen = self.klen;
-        let way = if klen > MEMO_MAX_KEY {
-            0
-        } else if self.lists.len() == 1 {
-            if self.filled[0] {
-                return &self.lists[0];
-            }
-            0
-        } else {
+        if klen <= MEMO_MAX_KEY && self.filled[self.last] {
+            let key = &plan.levels[l].key;
             let last = &self.keys[self.last * klen..(self.last + 1) * klen];
-            if self.filled[self.last] && lp.key.iter().zip(last).all(|(&s, &k)| bound[s] == k) {
+            if key.iter().zip(last).all(|(&s, &k)| bound[s] == k) {
                 return &self.lists[self.last];
             }
+        }
+        self.valid_slow(plan, l, bound)
+    }
+
+    #[inline(never)]
+    fn valid_slow<'m>(
+        &'m mut self,
+        plan: &GroupPlan<'_>,
+        l: usize,
+        bound: &mut [u64],
+    ) -> &'m IdxVec {
+        let lp = &plan.levels[l];
+        let klen = self.klen;
+        let way = if klen > MEMO_MAX_KEY || self.lists.len() == 1 {
+            0
+        } else {
             let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
             for &s in &lp.key {
                 h = (h ^ bound[s]).wrapping_mul(0x100_0000_01B3).rotate_left(23);
             }
             let way = (h ^ (h >> 29)) as usize % MEMO_WAYS;
             let stored = &self.keys[way * klen..(way + 1) * klen];
-            self.last = way;
             if self.filled[way] && lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                self.last = way;
                 return &self.lists[way];
             }
             way
         };
         if klen <= MEMO_MAX_KEY {
-            for (k, &s) in self.keys[way * klen..(way + 1) * klen].iter_mut().zip(&lp.key) {
+            for (k, &s) in self.keys[way * klen..(way + 1) * klen]
+                .iter_mut()
+                .zip(&lp.key)
+            {
                 *k = bound[s];
             }
             self.filled[way] = true;
+            self.last = way;
         }
         compute_valid(lp, bound, &mut self.cands, &mut self.valid);
         let list = &mut self.lists[way];
@@ -641,7 +685,10 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
     }
     if depth > 1 {
         // Subtrees below level `s`, in parallel chunks.
-        let per = frontier.len().div_ceil(rayon::current_num_threads() * 16).max(1);
+        let per = frontier
+            .len()
+            .div_ceil(rayon::current_num_threads() * 16)
+            .max(1);
         let chunks: Vec<Chunk> = frontier
             .par_chunks(per)
             .map(|nodes| {
@@ -664,7 +711,13 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         dead += chunks.iter().map(|c| c.dead).sum::<usize>();
         concat(plan, s, chunks, &mut vals, &mut starts)?;
     }
-    let mut levels: Vec<Level> = vals.into_iter().map(|v| Level { vals: v, starts: None }).collect();
+    let mut levels: Vec<Level> = vals
+        .into_iter()
+        .map(|v| Level {
+            vals: v,
+            starts: None,
+        })
+        .collect();
     for (l, st) in starts.into_iter().enumerate() {
         levels[l].starts = Some(st);
     }
@@ -674,7 +727,11 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
     for l in &mut levels {
         l.vals.shrink();
     }
-    Ok(Group { slots: plan.slots.clone(), levels, free_len: 0 })
+    Ok(Group {
+        slots: plan.slots.clone(),
+        levels,
+        free_len: 0,
+    })
 }
 
 fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
@@ -689,9 +746,12 @@ fn passes(checks: &[Check<'_>], bound: &[u64]) -> bool {
     let b = Bound::new(bound);
     checks.iter().all(|c| match c {
         Check::Pred(p) => p(&b),
-        Check::Late { owner, op, rhs, to_i128 } => {
-            rhs(&b).is_some_and(|r| op.holds(to_i128(bound[*owner]), r))
-        }
+        Check::Late {
+            owner,
+            op,
+            rhs,
+            to_i128,
+        } => rhs(&b).is_some_and(|r| op.holds(to_i128(bound[*owner]), r)),
     })
 }
 
@@ -710,14 +770,32 @@ fn dfs(
     let begin = ch.vals[vi].len();
     ch.vals[vi].extend_from(memos[l].valid(plan, l, bound));
     let end = ch.vals[vi].len();
-    ch.starts[l - 1 - s].push(end as u32);
-    if l + 1 < depth {
-        ch.dead += (begin == end) as usize;
-        let lp = &plan.levels[l];
+    ch.starts[vi].push(end as u32);
+    if l + 1 == depth {
+        return;
+    }
+    ch.dead += (begin == end) as usize;
+    let lp = &plan.levels[l];
+    if l + 2 == depth {
+        // The children are leaves: a tight loop instead of one call per node.
+        let (vals, rest) = ch.vals.split_at_mut(vi + 1);
+        let (here, leaves) = (&vals[vi], &mut rest[0]);
+        let starts = &mut ch.starts[vi + 1];
+        let memo = &mut memos[l + 1];
+        let mut dead = 0;
         for i in begin..end {
-            bound[lp.slot] = lp.domain.raw(ch.vals[vi].get(i));
-            dfs(plan, l + 1, s, bound, memos, ch);
+            bound[lp.slot] = lp.domain.raw(here.get(i));
+            let valid = memo.valid(plan, l + 1, bound);
+            dead += (valid.len() == 0) as usize;
+            leaves.extend_from(valid);
+            starts.push(leaves.len() as u32);
         }
+        ch.dead += dead;
+        return;
+    }
+    for i in begin..end {
+        bound[lp.slot] = lp.domain.raw(ch.vals[vi].get(i));
+        dfs(plan, l + 1, s, bound, memos, ch);
     }
 }
 

@@ -517,12 +517,25 @@ impl Space {
 impl Space {
     #[doc(hidden)]
     pub fn __level_sizes(&self) -> Vec<Vec<usize>> {
-        self.inner.groups.iter().map(|g| g.levels.iter().map(|l| l.vals.len()).collect()).collect()
+        self.inner
+            .groups
+            .iter()
+            .map(|g| g.levels.iter().map(|l| l.vals.len()).collect())
+            .collect()
     }
 }
 impl Space {
     #[doc(hidden)]
     pub fn __build_order(&self) -> Vec<Vec<&str>> {
-        self.inner.groups.iter().map(|g| g.slots.iter().map(|&s| self.inner.params[s].name.as_str()).collect()).collect()
+        self.inner
+            .groups
+            .iter()
+            .map(|g| {
+                g.slots
+                    .iter()
+                    .map(|&s| self.inner.params[s].name.as_str())
+                    .collect()
+            })
+            .collect()
     }
 }
