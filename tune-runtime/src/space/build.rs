@@ -540,8 +540,10 @@ struct Memo {
     filled: Vec<bool>,
     cands: Vec<u32>,
     valid: Vec<u32>,
-    /// The way used last: consecutive nodes often share their key.
+    /// The ways used last and before: consecutive nodes often share their key, or
+    /// alternate between two.
     last: usize,
+    prev: usize,
 }
 
 const MEMO_WAYS: usize = 256;
@@ -560,19 +562,22 @@ impl Memo {
             cands: Vec::new(),
             valid: Vec::new(),
             last: 0,
+            prev: 0,
         }
     }
 
     /// The valid values (domain indices) of level `l` under the prefix in `bound`.
     #[inline(always)]
     fn valid<'m>(&'m mut self, plan: &GroupPlan<'_>, l: usize, bound: &mut [u64]) -> &'m IdxVec {
-        // Fast path: the same key as the last lookup (siblings usually share it).
+        // Fast path: the key of one of the last two lookups (siblings usually share it).
         let klen = self.klen;
-        if klen <= MEMO_MAX_KEY && self.filled[self.last] {
+        if klen <= MEMO_MAX_KEY {
             let key = &plan.levels[l].key;
-            let last = &self.keys[self.last * klen..(self.last + 1) * klen];
-            if key.iter().zip(last).all(|(&s, &k)| bound[s] == k) {
-                return &self.lists[self.last];
+            for way in [self.last, self.prev] {
+                let stored = &self.keys[way * klen..(way + 1) * klen];
+                if self.filled[way] && key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                    return &self.lists[way];
+                }
             }
         }
         self.valid_slow(plan, l, bound)
@@ -597,7 +602,7 @@ impl Memo {
             let way = (h ^ (h >> 29)) as usize % MEMO_WAYS;
             let stored = &self.keys[way * klen..(way + 1) * klen];
             if self.filled[way] && lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
-                self.last = way;
+                self.prev = std::mem::replace(&mut self.last, way);
                 return &self.lists[way];
             }
             way
@@ -610,7 +615,7 @@ impl Memo {
                 *k = bound[s];
             }
             self.filled[way] = true;
-            self.last = way;
+            self.prev = std::mem::replace(&mut self.last, way);
         }
         compute_valid(lp, bound, &mut self.cands, &mut self.valid);
         let list = &mut self.lists[way];
