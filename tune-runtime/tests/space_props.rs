@@ -142,7 +142,7 @@ fn dom() -> impl Strategy<Value = Dom> {
 }
 
 fn space_desc() -> impl Strategy<Value = Vec<ParamDesc>> {
-    (1usize..=5).prop_flat_map(|n| {
+    (1usize..=6).prop_flat_map(|n| {
         (0..n)
             .map(|i| {
                 (dom(), proptest::collection::vec(rule(i), 0..3))
@@ -161,8 +161,8 @@ fn holds(r: &Rule, me: usize, v: &[i64]) -> bool {
     }
 }
 
-fn build(desc: &[ParamDesc]) -> Space {
-    let mut b = SpaceBuilder::new();
+fn build(desc: &[ParamDesc], split: usize) -> Space {
+    let mut b = SpaceBuilder::new().__split_nodes(split);
     for (i, p) in desc.iter().enumerate() {
         let name = format!("P{i}");
         let mut param = match &p.dom {
@@ -228,8 +228,8 @@ proptest! {
     #![proptest_config(ProptestConfig::with_cases(400))]
 
     #[test]
-    fn matches_brute_force(desc in space_desc()) {
-        let space = build(&desc);
+    fn matches_brute_force(desc in space_desc(), split in 1usize..6) {
+        let space = build(&desc, split);
         let all = brute(&desc);
         prop_assert_eq!(space.len(), all.len() as u128);
         let from_space: BTreeSet<Vec<i64>> = space.iter().map(|c| vals(&c)).collect();

@@ -36,6 +36,7 @@ use crate::{Error, Result};
 pub struct SpaceBuilder<'a> {
     params: Vec<ErasedParam<'a>>,
     errors: Vec<Error>,
+    split_nodes: Option<usize>,
 }
 
 struct ErasedParam<'a> {
@@ -91,6 +92,14 @@ impl<'a> SpaceBuilder<'a> {
         self
     }
 
+    /// Testing knob: the number of nodes at which construction splits into parallel
+    /// subtrees (default 512). Small values exercise the parallel path on small spaces.
+    #[doc(hidden)]
+    pub fn __split_nodes(mut self, n: usize) -> Self {
+        self.split_nodes = Some(n.max(1));
+        self
+    }
+
     /// Builds the space.
     ///
     /// # Errors
@@ -98,7 +107,8 @@ impl<'a> SpaceBuilder<'a> {
     /// impossible range), a space with more than 2^128 configurations, or a constraint that
     /// panicked.
     pub fn build(self) -> Result<Space> {
-        let SpaceBuilder { params, mut errors } = self;
+        let SpaceBuilder { params, mut errors, split_nodes } = self;
+        let split = split_nodes.unwrap_or(SPLIT_NODES);
         validate(&params, &mut errors);
         if let Some(e) = errors.into_iter().next() {
             return Err(e);
@@ -109,7 +119,7 @@ impl<'a> SpaceBuilder<'a> {
         let built = catch_unwind(AssertUnwindSafe(|| {
             plans
                 .par_iter()
-                .map(|g| build_group(g, nslots))
+                .map(|g| build_group(g, nslots, split))
                 .collect::<Result<Vec<Group>>>()
         }));
         let groups = match built {
@@ -525,6 +535,7 @@ struct Chunk {
     starts: Vec<Vec<u32>>,
     /// Values on levels `s+1..depth`.
     vals: Vec<IdxVec>,
+    /// Frontier nodes (level `s`) with no leaf below them.
     dead: usize,
 }
 
@@ -641,7 +652,7 @@ fn compute_valid(lp: &LevelPlan<'_>, bound: &mut [u64], cands: &mut Vec<u32>, ou
     }
 }
 
-fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
+fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> Result<Group> {
     let depth = plan.levels.len();
     let free = depth == 1 && plan.levels[0].gens.is_empty() && plan.levels[0].checks.is_empty();
     if free {
@@ -667,7 +678,7 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
     }
     vals.push(level0);
     let mut s = 0;
-    while s + 2 < depth && frontier.len() < SPLIT_NODES && !frontier.is_empty() {
+    while s + 2 < depth && frontier.len() < split && !frontier.is_empty() {
         let mut next = IdxVec::for_domain(plan.levels[s + 1].domain.len());
         let mut st = vec![0u64];
         let mut nf = Vec::new();
@@ -706,9 +717,12 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
                         .collect(),
                     dead: 0,
                 };
+                let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
                 for path in nodes {
                     set_path(plan, path, &mut bound);
-                    dfs(plan, s + 1, s, &mut bound, &mut memos, &mut ch);
+                    let alive = dfs(plan, s + 1, s, &mut bound, &mut memos, &mut scratch, &mut ch);
+                    ch.dead += !alive as usize;
+                    ch.starts[0].push(ch.vals[0].len() as u32);
                 }
                 ch
             })
@@ -727,7 +741,8 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         levels[l].starts = Some(st);
     }
     if dead > 0 {
-        levels = compact(levels);
+        // Only the breadth-first top levels can hold nodes without leaves.
+        compact_top(&mut levels, s);
     }
     for l in &mut levels {
         l.vals.shrink();
@@ -760,48 +775,60 @@ fn passes(checks: &[Check<'_>], bound: &[u64]) -> bool {
     })
 }
 
-/// Builds the children of the current node (its prefix is in `bound`) on level `l`, then
-/// recurses into each, so that every level stays in breadth-first order.
+/// Appends the subtree below the current node (its prefix, levels `..l`, is in `bound`):
+/// its children on level `l` that have at least one leaf below them, each after its own
+/// subtree, so every level stays in breadth-first order and no node is left without leaves.
+/// Returns whether anything was appended.
 fn dfs(
     plan: &GroupPlan<'_>,
     l: usize,
     s: usize,
     bound: &mut [u64],
     memos: &mut [Memo],
+    scratch: &mut [Vec<u32>],
     ch: &mut Chunk,
-) {
+) -> bool {
     let depth = plan.levels.len();
     let vi = l - s - 1;
-    let begin = ch.vals[vi].len();
-    ch.vals[vi].extend_from(memos[l].valid(plan, l, bound));
-    let end = ch.vals[vi].len();
-    ch.starts[vi].push(end as u32);
     if l + 1 == depth {
-        return;
+        let valid = memos[l].valid(plan, l, bound);
+        ch.vals[vi].extend_from(valid);
+        return valid.len() > 0;
     }
-    ch.dead += (begin == end) as usize;
+    let mut list = std::mem::take(&mut scratch[l]);
+    list.clear();
+    memos[l].valid(plan, l, bound).append_to(&mut list);
     let lp = &plan.levels[l];
+    let mut any = false;
     if l + 2 == depth {
-        // The children are leaves: a tight loop instead of one call per node.
-        let (vals, rest) = ch.vals.split_at_mut(vi + 1);
-        let (here, leaves) = (&vals[vi], &mut rest[0]);
+        // The children's children are leaves: a tight loop instead of one call per node.
+        let (vals, leaves) = ch.vals.split_at_mut(vi + 1);
+        let (here, leaves) = (&mut vals[vi], &mut leaves[0]);
         let starts = &mut ch.starts[vi + 1];
         let memo = &mut memos[l + 1];
-        let mut dead = 0;
-        for i in begin..end {
-            bound[lp.slot] = lp.domain.raw(here.get(i));
+        for &c in &list {
+            bound[lp.slot] = lp.domain.raw(c);
             let valid = memo.valid(plan, l + 1, bound);
-            dead += (valid.len() == 0) as usize;
-            leaves.extend_from(valid);
-            starts.push(leaves.len() as u32);
+            if valid.len() > 0 {
+                leaves.extend_from(valid);
+                here.push(c);
+                starts.push(leaves.len() as u32);
+                any = true;
+            }
         }
-        ch.dead += dead;
-        return;
+    } else {
+        for &c in &list {
+            bound[lp.slot] = lp.domain.raw(c);
+            if dfs(plan, l + 1, s, bound, memos, scratch, ch) {
+                ch.vals[vi].push(c);
+                let next = ch.vals[vi + 1].len() as u32;
+                ch.starts[vi + 1].push(next);
+                any = true;
+            }
+        }
     }
-    for i in begin..end {
-        bound[lp.slot] = lp.domain.raw(ch.vals[vi].get(i));
-        dfs(plan, l + 1, s, bound, memos, ch);
-    }
+    scratch[l] = list;
+    any
 }
 
 /// Appends the chunks' levels below `s` to the top levels.
@@ -868,43 +895,38 @@ fn reserve(v: &mut IdxVec, n: usize) {
     }
 }
 
-/// Removes internal nodes that have no leaf below them.
-fn compact(levels: Vec<Level>) -> Vec<Level> {
-    let depth = levels.len();
-    // alive[l][i]: node i of level l has a leaf below it.
-    let mut alive: Vec<Vec<bool>> = vec![Vec::new(); depth];
-    alive[depth - 1] = vec![true; levels[depth - 1].vals.len()];
-    for l in (0..depth - 1).rev() {
+/// Removes the nodes of levels `0..=s` that have no leaf below them; the levels below `s`
+/// have none by construction, so a node of level `s` is alive iff it has children.
+fn compact_top(levels: &mut [Level], s: usize) {
+    let mut alive: Vec<Vec<bool>> = vec![Vec::new(); s + 1];
+    for l in (0..=s).rev() {
         let n = levels[l].vals.len();
         alive[l] = (0..n)
             .map(|i| {
                 let (a, b) = levels[l].children(i);
-                alive[l + 1][a..b].iter().any(|&x| x)
+                if l == s {
+                    b > a
+                } else {
+                    alive[l + 1][a..b].iter().any(|&x| x)
+                }
             })
             .collect();
     }
-    let mut out = Vec::with_capacity(depth);
-    for (l, level) in levels.iter().enumerate() {
-        let mut vals = IdxVec::for_domain(match &level.vals {
-            IdxVec::U8(_) => 1 << 8,
-            IdxVec::U16(_) => 1 << 16,
-            IdxVec::U32(_) => 1 << 32,
-        });
+    for l in 0..=s {
+        let level = &levels[l];
+        let mut vals = level.vals.empty_like();
         let mut st = vec![0u64];
-        let mut kept_children = 0u64;
-        for i in 0..level.vals.len() {
-            if !alive[l][i] {
-                continue;
-            }
+        let mut kept = 0u64;
+        for i in (0..level.vals.len()).filter(|&i| alive[l][i]) {
             vals.push(level.vals.get(i));
-            if l + 1 < depth {
-                let (a, b) = level.children(i);
-                kept_children += alive[l + 1][a..b].iter().filter(|&&x| x).count() as u64;
-                st.push(kept_children);
-            }
+            let (a, b) = level.children(i);
+            kept = if l == s {
+                b as u64
+            } else {
+                kept + alive[l + 1][a..b].iter().filter(|&&x| x).count() as u64
+            };
+            st.push(kept);
         }
-        let starts = (l + 1 < depth).then(|| OffVec::from_u64(st));
-        out.push(Level { vals, starts });
+        levels[l] = Level { vals, starts: Some(OffVec::from_u64(st)) };
     }
-    out
 }

@@ -47,6 +47,22 @@ impl IdxVec {
             IdxVec::U32(x) => x[i],
         }
     }
+    /// An empty vector of the same width.
+    pub(crate) fn empty_like(&self) -> Self {
+        match self {
+            IdxVec::U8(_) => IdxVec::U8(Vec::new()),
+            IdxVec::U16(_) => IdxVec::U16(Vec::new()),
+            IdxVec::U32(_) => IdxVec::U32(Vec::new()),
+        }
+    }
+    /// Appends every value to `out`.
+    pub(crate) fn append_to(&self, out: &mut Vec<u32>) {
+        match self {
+            IdxVec::U8(x) => out.extend(x.iter().map(|&v| v as u32)),
+            IdxVec::U16(x) => out.extend(x.iter().map(|&v| v as u32)),
+            IdxVec::U32(x) => out.extend_from_slice(x),
+        }
+    }
     pub(crate) fn clear(&mut self) {
         match self {
             IdxVec::U8(x) => x.clear(),
