@@ -7,6 +7,7 @@
 
 pub mod cost;
 mod error;
+mod macro_support;
 pub mod evaluate;
 pub mod param;
 pub mod search;
@@ -24,5 +25,9 @@ pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
 pub mod __private {
     pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};
     pub use crate::space::{Config, Space, SpaceBuilder};
+    pub use crate::macro_support::{
+        check_len, field, invalid_declaration, position, Tunable, Unranged,
+    };
+    pub use crate::param::Kind;
     pub use crate::{Error, Result};
 }
