@@ -36,6 +36,7 @@ impl Errors {
     }
 
     /// The combined error, if any.
+    #[cfg(test)]
     pub fn finish(self) -> syn::Result<()> {
         match self.errors {
             Some(e) => Err(e),
