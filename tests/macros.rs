@@ -89,9 +89,15 @@ fn every_kind_of_parameter() {
     let lens: Vec<u64> = s.params().iter().map(|p| p.domain_len()).collect();
     assert_eq!(lens, [64, 4, 2, 3, 5, 5, 3, 3, 4]);
     assert_eq!(s.params()[5].domain_value(1), Some(Value::Int(-8)));
-    assert_eq!(s.params()[3].domain_value(2), Some(Value::Str("Vectorised".into())));
+    assert_eq!(
+        s.params()[3].domain_value(2),
+        Some(Value::Str("Vectorised".into()))
+    );
     assert_eq!(s.params()[0].default_value(), Some(Value::Int(8)));
-    assert_eq!(s.params()[3].default_value(), Some(Value::Str("Tiled".into())));
+    assert_eq!(
+        s.params()[3].default_value(),
+        Some(Value::Str("Tiled".into()))
+    );
     // Brute force over the Cartesian product of the valid-by-alias values.
     let mut expect = 0u128;
     for a in (1..=n).filter(|a| n % a == 0) {

@@ -10,7 +10,7 @@ use syn::visit::Visit;
 use syn::{Expr, ExprCall, Ident, Lit, Type, UnOp};
 
 use crate::decl::{strip, DomainKind, ParamDecl};
-use crate::diag::{closest, list, Errors};
+use crate::diag::{closest, list, show, Errors};
 
 /// The constraint aliases; each applies to the parameter being declared.
 pub const ALIASES: [&str; 8] = [
@@ -62,8 +62,7 @@ pub fn call_name(c: &ExprCall) -> Option<&Ident> {
 pub fn alias_call(e: &Expr) -> Option<(&Ident, &Expr)> {
     let Expr::Call(c) = strip(e) else { return None };
     let name = call_name(c)?;
-    (ALIASES.contains(&name.to_string().as_str()) && c.args.len() == 1)
-        .then(|| (name, &c.args[0]))
+    (ALIASES.contains(&name.to_string().as_str()) && c.args.len() == 1).then(|| (name, &c.args[0]))
 }
 
 impl<'a> Visit<'a> for Refs<'a> {
@@ -151,6 +150,15 @@ pub fn is_integer(decl: &ParamDecl) -> bool {
             .is_some_and(|d| matches!(d.kind(), DomainKind::Range(_)))
 }
 
+/// A bound of an integer type, as `usize::MAX` when it is long.
+fn fmt_bound(v: i128, ty: &str) -> String {
+    match v {
+        v if v > 65535 => format!("{ty}::MAX"),
+        v if v < -65536 => format!("{ty}::MIN"),
+        v => v.to_string(),
+    }
+}
+
 /// The value of an integer literal, possibly negated and in parentheses.
 pub fn lit_int(e: &Expr) -> Option<i128> {
     match strip(e) {
@@ -223,15 +231,20 @@ pub fn check_values(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
     let ty_name = prim_name(&d.ty).unwrap_or_default();
     let ty_str = d.ty.to_token_stream().to_string();
     let Some(domain) = &d.domain else {
-        if int_bounds(&d.ty).is_some() || ty_name == "f32" || ty_name == "f64" {
-            errors.spanned(
-                &d.ty,
-                format!(
-                    "`{}` needs values: write e.g. `{}: {ty_str} in 1..=64` or `in [1, 2, 4]`",
-                    d.name, d.name
-                ),
-            );
-        }
+        let example = if int_bounds(&d.ty).is_some() {
+            "in 1..=64` or `in [1, 2, 4]"
+        } else if ty_name == "f32" || ty_name == "f64" {
+            "in [0.5, 1.0, 2.0]"
+        } else {
+            return;
+        };
+        errors.spanned(
+            &d.ty,
+            format!(
+                "`{}` needs values: write e.g. `{}: {ty_str} {example}`",
+                d.name, d.name
+            ),
+        );
         return;
     };
     let what = format!("the values of `{}`", d.name);
@@ -255,7 +268,7 @@ pub fn check_values(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
                     &domain.expr,
                     format!(
                         "a `bool` parameter takes `false` and `true`; remove the range `{}`",
-                        domain.expr.to_token_stream()
+                        show(&domain.expr)
                     ),
                 );
                 return;
@@ -284,9 +297,9 @@ pub fn check_values(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
                                 e,
                                 format!(
                                     "`{}` does not fit `{ty_str}` (`{}..={}`); widen the type or narrow the range",
-                                    e.to_token_stream(),
-                                    bounds.0,
-                                    bounds.1
+                                    show(e),
+                                    fmt_bound(bounds.0, &ty_str),
+                                    fmt_bound(bounds.1, &ty_str)
                                 ),
                             );
                         }
@@ -294,14 +307,24 @@ pub fn check_values(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
                 }
             }
             if let (Some(l), Some(h)) = (l, h) {
-                let empty = if inclusive { l > h } else { l >= h };
-                if empty {
-                    let fix = if inclusive { format!("{h}..={l}") } else { format!("{l}..={h}") };
+                let shown = show(&domain.expr);
+                if l > h {
+                    let fix = if inclusive {
+                        format!("{h}..={l}")
+                    } else {
+                        format!("{h}..{l}")
+                    };
                     errors.spanned(
                         &domain.expr,
                         format!(
-                            "the range `{}` is empty; it needs its lower bound first, e.g. `{fix}`",
-                            domain.expr.to_token_stream()
+                            "the range `{shown}` is empty; write the lower bound first: `{fix}`"
+                        ),
+                    );
+                } else if l == h && !inclusive {
+                    errors.spanned(
+                        &domain.expr,
+                        format!(
+                            "the range `{shown}` is empty, since `..` excludes its end; write `{l}..={h}` for the single value `{l}`"
                         ),
                     );
                 }
@@ -333,25 +356,25 @@ pub fn check_values(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
                             e,
                             format!(
                                 "`{}` does not fit `{ty_str}` (`{}..={}`); widen the type or remove the value",
-                                e.to_token_stream(),
-                                b.0,
-                                b.1
+                                show(e),
+                                fmt_bound(b.0, &ty_str),
+                                fmt_bound(b.1, &ty_str)
                             ),
                         );
                     }
                 }
                 let Some(key) = lit_key(e) else { continue };
-                if seen.contains_key(&key) {
+                if let std::collections::hash_map::Entry::Vacant(v) = seen.entry(key) {
+                    v.insert(e);
+                } else {
                     errors.spanned(
                         e,
                         format!(
                             "`{}` is listed twice in the values of `{}`; remove the duplicate",
-                            e.to_token_stream(),
+                            show(e),
                             d.name
                         ),
                     );
-                } else {
-                    seen.insert(key, e);
                 }
             }
         }
@@ -390,7 +413,9 @@ pub fn check_options(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
         if decls.iter().any(|p| p.name == key) {
             errors.spanned(
                 k,
-                format!("unexpected `{key} = ..`; a constraint compares with `==`, e.g. `{key} == 4`"),
+                format!(
+                    "unexpected `{key} = ..`; a constraint compares with `==`, e.g. `{key} == 4`"
+                ),
             );
             continue;
         }
@@ -400,7 +425,10 @@ pub fn check_options(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
                 .unwrap_or_default();
             errors.spanned(
                 k,
-                format!("unknown key `{key}`{hint}; expected one of: {}", list(&KEYS)),
+                format!(
+                    "unknown key `{key}`{hint}; expected one of: {}",
+                    list(&KEYS)
+                ),
             );
             continue;
         }
@@ -456,10 +484,7 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
                         continue;
                     }
                     if let Some(p) = closest(&s, names.iter().map(String::as_str)) {
-                        errors.spanned(
-                            n,
-                            format!("unknown parameter `{s}`; did you mean `{p}`?"),
-                        );
+                        errors.spanned(n, format!("unknown parameter `{s}`; did you mean `{p}`?"));
                     }
                 }
             }
@@ -569,7 +594,7 @@ mod tests {
         assert_eq!(errs.len(), 7, "{errs:?}");
         assert!(errs[0].contains("empty"));
         assert!(errs[2].contains("`300` does not fit `u8`"));
-        assert!(errs[3].contains("`- 1` does not fit"));
+        assert!(errs[3].contains("`-1` does not fit `u32` (`0..=u32::MAX`)"));
         assert!(errs[4].contains("`bool`"));
         assert!(errs[5].contains("`step` must be at least 1"));
         assert!(errs[6].contains("both bounds"));

@@ -235,7 +235,10 @@ mod tests {
         assert_eq!(s.krate.unwrap().to_token_stream().to_string(), "renamed");
         assert_eq!(s.params.len(), 4);
         let st = &s.params[1];
-        assert!(matches!(st.domain.as_ref().unwrap().kind(), DomainKind::Range(_)));
+        assert!(matches!(
+            st.domain.as_ref().unwrap().kind(),
+            DomainKind::Range(_)
+        ));
         assert!(st.domain.as_ref().unwrap().step.is_some());
         assert!(st.option("default").is_some());
         assert!(s.params[2].domain.is_none());
@@ -245,7 +248,9 @@ mod tests {
     #[test]
     fn parses_tp() {
         let d = syn::parse::Parser::parse2(
-            |i: ParseStream| ParamDecl::parse_tp(syn::parse_quote!(wpt), syn::parse_quote!(usize), i),
+            |i: ParseStream| {
+                ParamDecl::parse_tp(syn::parse_quote!(wpt), syn::parse_quote!(usize), i)
+            },
             quote::quote!(1..=x.len(), divides(x.len()), default = 1),
         )
         .unwrap();

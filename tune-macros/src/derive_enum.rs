@@ -48,14 +48,20 @@ pub fn expand(input: DeriveInput) -> TokenStream {
                     );
                 }
             }
-            e.variants.iter().map(|v| v.ident.clone()).collect::<Vec<_>>()
+            e.variants
+                .iter()
+                .map(|v| v.ident.clone())
+                .collect::<Vec<_>>()
         }
         Data::Struct(s) => {
             errors.spanned(s.struct_token, "`#[derive(tune::Enum)]` applies to enums with fieldless variants; a struct is not a parameter value");
             Vec::new()
         }
         Data::Union(u) => {
-            errors.spanned(u.union_token, "`#[derive(tune::Enum)]` applies to enums with fieldless variants");
+            errors.spanned(
+                u.union_token,
+                "`#[derive(tune::Enum)]` applies to enums with fieldless variants",
+            );
             Vec::new()
         }
     };
@@ -69,7 +75,9 @@ pub fn expand(input: DeriveInput) -> TokenStream {
         .iter()
         .map(|v| v.to_string().trim_start_matches("r#").to_string())
         .collect();
-    let idx: Vec<Literal> = (0..variants.len() as u64).map(Literal::u64_suffixed).collect();
+    let idx: Vec<Literal> = (0..variants.len() as u64)
+        .map(Literal::u64_suffixed)
+        .collect();
     let last = &variants[variants.len() - 1];
     quote! {
         const _: () = {

@@ -61,13 +61,15 @@ pub fn distance(a: &str, b: &str) -> usize {
     for (i, row) in d.iter_mut().enumerate() {
         row[0] = i;
     }
-    for j in 0..=b.len() {
-        d[0][j] = j;
+    for (j, cell) in d[0].iter_mut().enumerate() {
+        *cell = j;
     }
     for i in 1..=a.len() {
         for j in 1..=b.len() {
             let cost = usize::from(a[i - 1] != b[j - 1]);
-            let mut v = (d[i - 1][j] + 1).min(d[i][j - 1] + 1).min(d[i - 1][j - 1] + cost);
+            let mut v = (d[i - 1][j] + 1)
+                .min(d[i][j - 1] + 1)
+                .min(d[i - 1][j - 1] + cost);
             if i > 1 && j > 1 && a[i - 1] == b[j - 2] && a[i - 2] == b[j - 1] {
                 v = v.min(d[i - 2][j - 2] + 1);
             }
@@ -88,6 +90,37 @@ pub fn closest<'a>(name: &str, candidates: impl IntoIterator<Item = &'a str>) ->
         .filter(|(d, _)| *d <= limit)
         .min_by_key(|(d, _)| *d)
         .map(|(_, c)| c)
+}
+
+/// Tokens as a user would write them (`-2..=4`, `Kernel::Naive`), for messages.
+pub fn show(t: &impl ToTokens) -> String {
+    let s = t.to_token_stream().to_string();
+    let mut s = s
+        .replace(" ..= ", "..=")
+        .replace(" .. ", "..")
+        .replace(" :: ", "::")
+        .replace("[ ", "[")
+        .replace(" ]", "]")
+        .replace("( ", "(")
+        .replace(" )", ")")
+        .replace(" ,", ",");
+    if s.starts_with(":: ") {
+        s.replace_range(..3, "::");
+    }
+    // Unary minus: no space after it.
+    let mut out = String::with_capacity(s.len());
+    let mut chars = s.chars().peekable();
+    let mut last = ' ';
+    while let Some(c) = chars.next() {
+        out.push(c);
+        if c == '-' && chars.peek() == Some(&' ') && (out.len() == 1 || "=.[(,".contains(last)) {
+            chars.next();
+        }
+        if c != ' ' {
+            last = c;
+        }
+    }
+    out
 }
 
 /// "`a`, `b`, `c`".
@@ -111,5 +144,11 @@ mod tests {
         assert_eq!(closest("atmost", ["divides", "at_most"]), Some("at_most"));
         assert_eq!(closest("foo", ["divides", "at_most"]), None);
         assert_eq!(closest("divides", ["divides"]), None);
+        let e: syn::Expr = syn::parse_quote!(-2..=-4);
+        assert_eq!(show(&e), "-2..=-4");
+        let e: syn::Expr = syn::parse_quote!(Kernel::Naive);
+        assert_eq!(show(&e), "Kernel::Naive");
+        let e: syn::Expr = syn::parse_quote!(a - 1);
+        assert_eq!(show(&e), "a - 1");
     }
 }

@@ -1,6 +1,6 @@
 //! The third pass: a checked declaration becomes calls of tune-runtime's builder API.
 
-use proc_macro2::{Literal, Span, TokenStream};
+use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Path};
@@ -11,7 +11,10 @@ use crate::decl::{DomainKind, ParamDecl};
 /// The builder chain of a declaration: `SpaceBuilder::new().param(..)...build()`, which
 /// evaluates to `Result<Space>`.
 pub fn space_expr(krate: &Path, decls: &[ParamDecl]) -> TokenStream {
-    let params = decls.iter().enumerate().map(|(i, d)| param(krate, decls, i, d));
+    let params = decls
+        .iter()
+        .enumerate()
+        .map(|(i, d)| param(krate, decls, i, d));
     quote! {
         #krate::__private::SpaceBuilder::new() #(#params)* .build()
     }
@@ -22,6 +25,8 @@ fn param(krate: &Path, decls: &[ParamDecl], i: usize, d: &ParamDecl) -> TokenStr
     let ty = &d.ty;
     let name = d.name.to_string();
     let tspan = ty.span();
+    // The crate path at the type, so that rustc's notes point at the declaration.
+    let krate = &respan(krate.to_token_stream(), tspan);
     let mut p = match &d.domain {
         None => quote_spanned! {tspan=>
             <#ty as #krate::__private::Unranged>::unranged(#name)
@@ -58,7 +63,8 @@ fn param(krate: &Path, decls: &[ParamDecl], i: usize, d: &ParamDecl) -> TokenStr
         let slots = deps(&refs, decls, i);
         let uses_self = refs.uses(&d.name) || has_alias(&refs);
         let me = uses_self.then_some(i);
-        let body = closure(krate, decls, &slots, &refs, me, quote!(::core::primitive::bool), c);
+        let ret = quote_spanned!(c.span()=> ::core::primitive::bool);
+        let body = closure(krate, decls, &slots, &refs, me, ret, c);
         let deps = slot_list(&slots);
         if me.is_none() && !slots.is_empty() {
             // Reads only earlier parameters: it belongs to the last of them.
@@ -71,6 +77,22 @@ fn param(krate: &Path, decls: &[ParamDecl], i: usize, d: &ParamDecl) -> TokenStr
         p.extend(quote_spanned!(v.span()=> .default_value(#v)));
     }
     quote!(.param(#p) #free)
+}
+
+/// The tokens with every span replaced by `span`.
+fn respan(ts: TokenStream, span: Span) -> TokenStream {
+    ts.into_iter()
+        .map(|mut tt| {
+            if let TokenTree::Group(g) = &tt {
+                let mut n = Group::new(g.delimiter(), respan(g.stream(), span));
+                n.set_span(span);
+                tt = TokenTree::Group(n);
+            } else {
+                tt.set_span(span);
+            }
+            tt
+        })
+        .collect()
 }
 
 fn has_alias(refs: &Refs<'_>) -> bool {
@@ -88,7 +110,7 @@ fn slot_list(slots: &[usize]) -> TokenStream {
 /// parameters the body reads (`me`: the owner, bound too, with the aliases as local
 /// closures over it).
 fn closure(
-    krate: &Path,
+    krate: &TokenStream,
     decls: &[ParamDecl],
     slots: &[usize],
     refs: &Refs<'_>,
@@ -116,7 +138,9 @@ fn closure(
         let e = Ident::new("__tune_arg", Span::mixed_site());
         let mut done: Vec<String> = Vec::new();
         for call in &refs.calls {
-            let Some(alias) = crate::check::call_name(call) else { continue };
+            let Some(alias) = crate::check::call_name(call) else {
+                continue;
+            };
             let a = alias.to_string();
             if !ALIASES.contains(&a.as_str()) || done.contains(&a) {
                 continue;
@@ -138,7 +162,8 @@ fn closure(
             done.push(a);
         }
     }
-    quote! {
+    // At the user's expression, so that rustc's notes about the closure point there.
+    quote_spanned! {body.span()=>
         |#b: &#krate::__private::Bound<'_>| -> #ret {
             #binds
             #body

@@ -177,7 +177,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             continue;
         }
         for extra in &tp[1..] {
-            errors.spanned(extra, "`#[tp]` is given twice; merge the two into one `#[tp(..)]`");
+            errors.spanned(
+                extra,
+                "`#[tp]` is given twice; merge the two into one `#[tp(..)]`",
+            );
         }
         let ident = match &*pt.pat {
             Pat::Ident(p) if p.by_ref.is_none() && p.subpat.is_none() => p.ident.clone(),
@@ -197,7 +200,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 ParamDecl::parse_tp(ident.clone(), ty.clone(), input)
             }),
             Meta::NameValue(nv) => Err(syn::Error::new_spanned(
-                &nv.eq_token,
+                nv.eq_token,
                 "write the values in parentheses, e.g. `#[tp(1..=64)]`",
             )),
         };
@@ -216,6 +219,11 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             "`#[tunable]` needs at least one tuning parameter: mark arguments with `#[tp(..)]`, e.g. `#[tp(1..=64)] wpt: usize`",
         );
     }
+    if f.sig.receiver().is_some() {
+        // Nothing can be generated beside a method: report and keep the method as it is.
+        let errors = errors.to_compile_errors();
+        return quote!(#errors #f);
+    }
     let captured: Vec<Ident> = others.iter().map(|o| o.name.clone()).collect();
     check(&tps, &captured, &mut errors);
 
@@ -226,7 +234,16 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     } else {
         quote!(#krate::__private::invalid_declaration())
     };
-    let generated = generate(&f, &krate, &opts.technique, &tps, &others, &order, space, complete);
+    let generated = generate(
+        &f,
+        &krate,
+        &opts.technique,
+        &tps,
+        &others,
+        &order,
+        space,
+        complete,
+    );
     quote! {
         #compile_errors
         #f
@@ -346,7 +363,11 @@ fn generate(
     };
     let p = quote!(#krate::__private);
     let display = name_strs.iter().zip(&names).enumerate().map(|(i, (s, n))| {
-        let label = if i == 0 { format!("{s}=") } else { format!(" {s}=") };
+        let label = if i == 0 {
+            format!("{s}=")
+        } else {
+            format!(" {s}=")
+        };
         quote! {
             f.write_str(#label)?;
             ::core::fmt::Display::fmt(&#p::ParamType::to_value(self.#n), f)?;
@@ -423,6 +444,7 @@ fn generate(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     #[test]
@@ -441,7 +463,12 @@ mod tests {
         assert_eq!(o.technique.as_deref(), Some("annealing"));
         let mut e = Errors::default();
         parse_options(quote!(crat = "x", technique = anealing, foo), &mut e);
-        let msgs: Vec<String> = e.finish().unwrap_err().into_iter().map(|e| e.to_string()).collect();
+        let msgs: Vec<String> = e
+            .finish()
+            .unwrap_err()
+            .into_iter()
+            .map(|e| e.to_string())
+            .collect();
         assert_eq!(msgs.len(), 3, "{msgs:?}");
         assert!(msgs[0].contains("did you mean `crate`"));
         assert!(msgs[1].contains("did you mean `annealing`"));

@@ -10,7 +10,7 @@ use crate::{Error, Result};
 #[diagnostic::on_unimplemented(
     message = "the parameter of type `{Self}` needs a list of values",
     label = "add `in` and the values after this type",
-    note = "write e.g. `X: {Self} in 1..=n` or `X: {Self} in [1, 2, 4]`; only `bool` and enums with `#[derive(tune::Enum)]` may omit the values"
+    note = "give the values after `in`, e.g. `X: {Self} in [..]`; only `bool` and enums with `#[derive(tune::Enum)]` may omit them"
 )]
 pub trait Unranged: ParamType {
     /// The parameter taking every value of the type.
