@@ -37,7 +37,7 @@ fn plain_expressions_match_aliases() {
     // An alias inside a larger expression is desugared.
     let s = tune::space! {
         WPT: usize in 1..=n, divides(n) || WPT == 3;
-        LS:  usize in 1..=n, !multiple_of(2) && divides(n / WPT) || false;
+        LS:  usize in 1..=n, !multiple_of(2) && divides(n / WPT) || LS == 0;
     }
     .unwrap();
     // LS odd and dividing n / WPT: only LS = 1 for powers of two; WPT = 3 gives 1024 / 3 = 341 = 11 * 31.
@@ -71,7 +71,7 @@ fn cltune_gemm_count() {
 #[test]
 fn every_kind_of_parameter() {
     let n = 64usize;
-    let sizes = vec![3u32, 5, 7];
+    let sizes = [3u32, 5, 7];
     let s = tune::space! {
         A: usize in 1..=n, divides(n), default = 8;
         B: u32 in [1, 2, 4, 8];
@@ -149,6 +149,7 @@ fn runtime_values_make_errors_not_panics() {
 }
 
 #[tune::tunable(technique = annealing)]
+#[allow(clippy::too_many_arguments)]
 fn saxpy(
     a: f32,
     x: &[f32],
