@@ -212,3 +212,31 @@ fn constraints_without_the_owner() {
     .unwrap();
     assert_eq!(s.len(), 28 * 2);
 }
+
+#[tune::tunable]
+#[cfg(any())]
+fn configured_out(#[tp] flag: bool) -> bool {
+    flag
+}
+
+#[tune::tunable]
+#[cfg(all())]
+fn configured_in(#[tp] flag: bool, #[tp(-3..=3 step 3)] shift: i8) -> i8 {
+    if flag {
+        shift
+    } else {
+        -shift
+    }
+}
+
+/// `cfg` attributes after `#[tunable]` apply to the generated items too.
+#[test]
+fn cfg_applies_to_generated_items() {
+    let s = ConfiguredInConfig::space().unwrap();
+    assert_eq!(s.len(), 6);
+    let got: Vec<i8> = s
+        .iter()
+        .map(|c| ConfiguredInConfig::try_from(c).unwrap().call())
+        .collect();
+    assert_eq!(got, [3, 0, -3, -3, 0, 3]);
+}

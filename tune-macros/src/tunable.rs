@@ -287,6 +287,12 @@ fn generate(
     let generics = &f.sig.generics;
     let where_clause = &generics.where_clause;
     let str_ty = quote!(::core::primitive::str);
+    // The generated items exist exactly when the function does.
+    let cfgs: Vec<&syn::Attribute> = f
+        .attrs
+        .iter()
+        .filter(|a| a.path().is_ident("cfg"))
+        .collect();
 
     let struct_doc = format!(
         "Tuning parameters of [`{fn_name}`]: one field per `#[tp]` argument.\n\n\
@@ -375,12 +381,14 @@ fn generate(
     });
 
     quote! {
+        #(#cfgs)*
         #[doc = #struct_doc]
         #[derive(::core::clone::Clone, ::core::marker::Copy, ::core::fmt::Debug, ::core::cmp::PartialEq)]
         #vis struct #cfg {
             #( #[doc = #field_docs] pub #names: #tys, )*
         }
 
+        #(#cfgs)*
         impl #cfg {
             #[doc = #space_doc]
             #[allow(unused_variables, clippy::too_many_arguments)]
@@ -391,6 +399,7 @@ fn generate(
             #call
         }
 
+        #(#cfgs)*
         const _: () = {
             #[automatically_derived]
             impl #p::Tunable for #cfg {
