@@ -240,3 +240,21 @@ fn cfg_applies_to_generated_items() {
         .collect();
     assert_eq!(got, [3, 0, -3, -3, 0, 3]);
 }
+
+fn lsb(x: usize) -> usize {
+    x & x.wrapping_neg()
+}
+
+/// Functions of the user's, macros and locals named like parameters are not mistaken for
+/// misspelled parameters, and parameters inside macros count as dependencies.
+#[test]
+fn user_functions_macros_and_locals() {
+    let wpt = 2usize;
+    let s = tune::space! {
+        WPT: usize in 1..=8, at_least(wpt);
+        LS: usize in 1..=8, lsb(LS) == LS;
+        K: Kernel, matches!(K, Kernel::Tiled) || WPT == 8;
+    }
+    .unwrap();
+    assert_eq!(s.len(), (6 + 3) * 4);
+}

@@ -10,7 +10,7 @@ use syn::visit::Visit;
 use syn::{Expr, ExprCall, Ident, Lit, Type, UnOp};
 
 use crate::decl::{strip, DomainKind, ParamDecl};
-use crate::diag::{closest, list, show, Errors};
+use crate::diag::{closest, list, misspelling, show, Errors};
 
 /// The constraint aliases; each applies to the parameter being declared.
 pub const ALIASES: [&str; 8] = [
@@ -30,8 +30,10 @@ pub const KEYS: [&str; 1] = ["default"];
 /// Identifiers and alias calls found in an expression.
 #[derive(Default)]
 pub struct Refs<'a> {
-    /// Every single-segment path (`WPT`, `n`), plus identifiers inside macro invocations.
+    /// Every single-segment path used as a value (`WPT`, `n`).
     pub names: Vec<Ident>,
+    /// Identifiers inside macro invocations (`matches!(K, ..)`): possibly parameters.
+    pub macro_names: Vec<Ident>,
     /// Calls of a single identifier with one argument: `divides(n)`, `foo(x)`.
     pub calls: Vec<&'a ExprCall>,
 }
@@ -46,7 +48,10 @@ impl<'a> Refs<'a> {
 
     /// Whether the expression names `name`.
     pub fn uses(&self, name: &Ident) -> bool {
-        self.names.iter().any(|n| n == name)
+        self.names
+            .iter()
+            .chain(&self.macro_names)
+            .any(|n| n == name)
     }
 }
 
@@ -75,13 +80,9 @@ impl<'a> Visit<'a> for Refs<'a> {
         syn::visit::visit_expr_path(self, p);
     }
     fn visit_expr_call(&mut self, c: &'a ExprCall) {
-        if let Some(name) = call_name(c) {
+        if call_name(c).is_some() {
+            // The function itself is not a parameter (parameters are not callable).
             self.calls.push(c);
-            let is_alias = ALIASES.contains(&name.to_string().as_str());
-            // The function itself is not a reference to a parameter.
-            if !is_alias {
-                self.names.push(name.clone());
-            }
             for a in &c.args {
                 self.visit_expr(a);
             }
@@ -99,7 +100,7 @@ impl<'a> Visit<'a> for Refs<'a> {
                 }
             }
         }
-        walk(m.tokens.clone(), &mut self.names);
+        walk(m.tokens.clone(), &mut self.macro_names);
     }
 }
 
@@ -393,7 +394,7 @@ pub fn check_values(d: &ParamDecl, decls: &[ParamDecl], errors: &mut Errors) {
 fn no_param_refs(e: &Expr, decls: &[ParamDecl], what: &str, errors: &mut Errors) {
     let refs = Refs::of(e);
     let mut reported = BTreeSet::new();
-    for n in &refs.names {
+    for n in refs.names.iter().chain(&refs.macro_names) {
         if decls.iter().any(|d| &d.name == n) && reported.insert(n.to_string()) {
             errors.spanned(
                 n,
@@ -450,7 +451,8 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
     for c in &me.constraints {
         let refs = Refs::of(c);
         let mut reported = BTreeSet::new();
-        for n in &refs.names {
+        let all = refs.names.iter().map(|n| (n, false));
+        for (n, in_macro) in all.chain(refs.macro_names.iter().map(|n| (n, true))) {
             let s = n.to_string();
             match names.iter().position(|x| *x == s) {
                 Some(j) if j > i => {
@@ -477,13 +479,10 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
                 }
                 Some(_) => {}
                 None => {
-                    if s.chars().count() < 3
-                        || captured.iter().any(|c| *c == s)
-                        || !reported.insert(s.clone())
-                    {
+                    if in_macro || captured.iter().any(|c| *c == s) || !reported.insert(s.clone()) {
                         continue;
                     }
-                    if let Some(p) = closest(&s, names.iter().map(String::as_str)) {
+                    if let Some(p) = misspelling(&s, names.iter().map(String::as_str)) {
                         errors.spanned(n, format!("unknown parameter `{s}`; did you mean `{p}`?"));
                     }
                 }
@@ -518,7 +517,7 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
                 && !names.contains(&fs)
                 && !captured.iter().any(|c| *c == fs)
             {
-                if let Some(a) = closest(&fs, ALIASES) {
+                if let Some(a) = misspelling(&fs, ALIASES) {
                     errors.spanned(
                         f,
                         format!(
@@ -535,7 +534,7 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
 /// The slots of the earlier parameters that `refs` names, sorted and unique.
 pub fn deps(refs: &Refs<'_>, decls: &[ParamDecl], before: usize) -> Vec<usize> {
     let mut out = BTreeSet::new();
-    for n in &refs.names {
+    for n in refs.names.iter().chain(&refs.macro_names) {
         if let Some(j) = decls[..before].iter().position(|d| &d.name == n) {
             out.insert(j);
         }

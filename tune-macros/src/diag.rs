@@ -123,6 +123,20 @@ pub fn show(t: &impl ToTokens) -> String {
     out
 }
 
+/// The candidate that `name` is one typo away from (a changed, swapped, or, in names of five
+/// characters or more, added or dropped character), compared case-sensitively. Stricter than
+/// [`closest`]: used where `name` may well be a variable or function of the user's.
+pub fn misspelling<'a>(
+    name: &str,
+    candidates: impl IntoIterator<Item = &'a str>,
+) -> Option<&'a str> {
+    let len = name.chars().count();
+    candidates.into_iter().find(|c| {
+        let clen = c.chars().count();
+        *c != name && len >= 3 && distance(name, c) == 1 && (clen == len || len.min(clen) >= 5)
+    })
+}
+
 /// "`a`, `b`, `c`".
 pub fn list(items: &[&str]) -> String {
     items
@@ -144,6 +158,11 @@ mod tests {
         assert_eq!(closest("atmost", ["divides", "at_most"]), Some("at_most"));
         assert_eq!(closest("foo", ["divides", "at_most"]), None);
         assert_eq!(closest("divides", ["divides"]), None);
+        assert_eq!(misspelling("WTP", ["LS", "WPT"]), Some("WPT"));
+        assert_eq!(misspelling("wpt", ["WPT"]), None);
+        assert_eq!(misspelling("WPT2", ["WPT"]), None);
+        assert_eq!(misspelling("divide", ["divides"]), Some("divides"));
+        assert_eq!(misspelling("at_least_one", ["at_least"]), None);
         let e: syn::Expr = syn::parse_quote!(-2..=-4);
         assert_eq!(show(&e), "-2..=-4");
         let e: syn::Expr = syn::parse_quote!(Kernel::Naive);

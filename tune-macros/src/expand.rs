@@ -2,6 +2,7 @@
 
 use proc_macro2::{Group, Literal, Span, TokenStream, TokenTree};
 use quote::{quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Path};
 
@@ -23,7 +24,7 @@ pub fn space_expr(krate: &Path, decls: &[ParamDecl]) -> TokenStream {
 /// `.param(..)` for parameter `i`, then the constraints that belong to no parameter.
 fn param(krate: &Path, decls: &[ParamDecl], i: usize, d: &ParamDecl) -> TokenStream {
     let ty = &d.ty;
-    let name = d.name.to_string();
+    let name = d.name.unraw().to_string();
     let tspan = ty.span();
     // The crate path at the type, so that rustc's notes point at the declaration.
     let krate = &respan(krate.to_token_stream(), tspan);

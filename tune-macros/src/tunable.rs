@@ -12,6 +12,7 @@
 
 use proc_macro2::{Literal, Span, TokenStream, TokenTree};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
+use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{FnArg, Ident, ItemFn, Meta, Pat, Path, Token, Type};
 
@@ -281,7 +282,7 @@ fn generate(
     let fn_name = fn_ident.to_string().trim_start_matches("r#").to_string();
     let cfg = Ident::new(&format!("{}Config", camel(&fn_name)), fn_ident.span());
     let names: Vec<&Ident> = tps.iter().map(|d| &d.name).collect();
-    let name_strs: Vec<String> = names.iter().map(|n| n.to_string()).collect();
+    let name_strs: Vec<String> = names.iter().map(|n| n.unraw().to_string()).collect();
     let tys: Vec<&Type> = tps.iter().map(|d| &d.ty).collect();
     let slots = (0..tps.len()).map(Literal::usize_unsuffixed);
     let generics = &f.sig.generics;
