@@ -35,7 +35,26 @@ pub fn sum<T: Copy + Into<f64> + Sync>(
     *out
 }
 
+/// An `async` tunable function.
+#[tunable]
+pub async fn fetch(base: u64, #[tp(0..4)] offset: u64) -> u64 {
+    base + offset
+}
+
+/// An `unsafe` tunable function.
+///
+/// # Safety
+/// `p` points to at least `len` readable bytes.
+#[tunable]
+pub unsafe fn peek(p: *const u8, len: usize, #[tp(0..len)] at: usize) -> u8 {
+    unsafe { *p.add(at) }
+}
+
 fn main() -> tune::Result<()> {
+    let _future = FetchConfig { offset: 1 }.call(41);
+    let bytes = [7u8; 4];
+    assert_eq!(unsafe { PeekConfig { at: 3 }.call(bytes.as_ptr(), 4) }, 7);
+    assert_eq!(PeekConfig::space(bytes.as_ptr(), 4)?.len(), 4);
     let device = Device { max_wg: 256 };
     let data = vec![1u32; 1 << 12];
     let n = data.len();

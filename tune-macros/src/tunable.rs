@@ -16,7 +16,7 @@ use syn::ext::IdentExt;
 use syn::parse::ParseStream;
 use syn::{FnArg, Ident, ItemFn, Meta, Pat, Path, Token, Type};
 
-use crate::check::check;
+use crate::check::{check, Refs};
 use crate::decl::{parse_crate_path, ParamDecl};
 use crate::diag::{closest, list, Errors};
 use crate::expand::space_expr;
@@ -226,6 +226,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         return quote!(#errors #f);
     }
     let captured: Vec<Ident> = others.iter().map(|o| o.name.clone()).collect();
+    // An argument that only the `#[tp]` bounds read is used: say so, against `unused_variables`.
+    let read = read_by_tps(&tps);
+    let touched: Vec<&Ident> = captured.iter().filter(|c| read.contains(c)).collect();
+    if !touched.is_empty() {
+        let stmt: syn::Stmt = syn::parse_quote!(let _ = (#(&#touched,)*););
+        f.block.stmts.insert(0, stmt);
+    }
     check(&tps, &captured, &mut errors);
 
     let ok = errors.is_empty();
@@ -250,6 +257,24 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         #f
         #generated
     }
+}
+
+/// Every identifier that the `#[tp]` attributes' expressions mention.
+fn read_by_tps(tps: &[ParamDecl]) -> Vec<Ident> {
+    let mut out = Vec::new();
+    for d in tps {
+        let exprs = d
+            .domain
+            .iter()
+            .flat_map(|dom| std::iter::once(&dom.expr).chain(dom.step.as_ref().map(|s| &s.1)))
+            .chain(&d.constraints)
+            .chain(d.options.iter().map(|(_, e)| e));
+        for e in exprs {
+            let r = Refs::of(e);
+            out.extend(r.names.into_iter().chain(r.macro_names));
+        }
+    }
+    out
 }
 
 /// `snake_case` -> `CamelCase`.
