@@ -220,7 +220,7 @@ fn configured_out(#[tp] flag: bool) -> bool {
 }
 
 #[tune::tunable]
-#[cfg(all())]
+#[cfg(not(any()))]
 fn configured_in(#[tp] flag: bool, #[tp(-3..=3 step 3)] shift: i8) -> i8 {
     if flag {
         shift
