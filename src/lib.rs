@@ -54,11 +54,16 @@ pub use tune_macros::space;
 /// For `fn saxpy(..)` it generates, beside the unchanged function:
 /// - `struct SaxpyConfig { pub wpt: usize, .. }`, one field per `#[tp]` argument, with the
 ///   function's visibility, `Copy`, `Debug`, `PartialEq` and `Display` (`wpt=4 ls=64`);
-/// - `SaxpyConfig::space(other arguments) -> tune::Result<tune::Space>` (`&mut` arguments
-///   are taken as `&`);
+/// - `SaxpyConfig::space(other arguments) -> tune::Result<tune::Space>`: the non-tuning
+///   arguments in order, `&mut` ones taken as `&` (arguments taken by value are moved in);
 /// - `cfg.call(other arguments)`, which calls `saxpy` with the configuration;
 /// - `From<SaxpyConfig> for tune::Config` and `TryFrom<&tune::Config>` (by slot: the
 ///   `#[tp]` arguments in order).
+///
+/// `cfg` attributes written after `#[tunable]` apply to the generated items too. Methods
+/// are not supported (nothing can be generated beside an `impl` item): call a free
+/// `#[tunable]` function from the method. The constraint closures borrow the other
+/// arguments, so generic argument types need `Sync`.
 ///
 /// Options: `#[tunable(crate = "path")]` for a renamed facade; `technique = name` (one of
 /// `exhaustive`, `random`, `annealing`, `pso`, `mcmc`, `genetic`, `diff_evo`, `bandit`,

@@ -502,6 +502,18 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
                     );
                     continue;
                 }
+                let ty_name = prim_name(&me.ty).unwrap_or_default();
+                if matches!(fs.as_str(), "divides" | "multiple_of")
+                    && matches!(ty_name.as_str(), "f32" | "f64" | "bool")
+                {
+                    errors.spanned(
+                        f,
+                        format!(
+                            "`{fs}` needs an integer parameter, but `{}` is `{ty_name}`; write the condition as an expression instead",
+                            me.name
+                        ),
+                    );
+                }
                 for n in Refs::of(&call.args[0]).names {
                     if n == me.name {
                         errors.spanned(
@@ -618,8 +630,9 @@ mod tests {
             B: usize in 1..=8, divides(B);
             C: usize in 1..=8, WTP < 4 && n < 4;
             WPT: usize in 1..=8, divide(8);
+            F: f32 in [1.0], divides(2.0);
         });
-        assert_eq!(errs.len(), 4, "{errs:?}");
+        assert_eq!(errs.len(), 5, "{errs:?}");
         assert!(errs[0].contains("`B` is declared after `A`"));
         assert!(errs[1].contains("cannot read `B`"));
         assert!(errs[2].contains("unknown parameter `WTP`; did you mean `WPT`?"));

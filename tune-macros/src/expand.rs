@@ -146,17 +146,18 @@ fn closure(
             if !ALIASES.contains(&a.as_str()) || done.contains(&a) {
                 continue;
             }
+            let sp = alias.span();
             let test = match a.as_str() {
-                "divides" => quote!(#n != 0 && #e % #n == 0),
-                "multiple_of" => quote!(#e != 0 && #n % #e == 0),
-                "less_than" => quote!(#n < #e),
-                "greater_than" => quote!(#n > #e),
-                "at_most" => quote!(#n <= #e),
-                "at_least" => quote!(#n >= #e),
-                "equal" => quote!(#n == #e),
-                _ => quote!(#n != #e),
+                "divides" => quote_spanned!(sp=> #n != 0 && #e % #n == 0),
+                "multiple_of" => quote_spanned!(sp=> #e != 0 && #n % #e == 0),
+                "less_than" => quote_spanned!(sp=> #n < #e),
+                "greater_than" => quote_spanned!(sp=> #n > #e),
+                "at_most" => quote_spanned!(sp=> #n <= #e),
+                "at_least" => quote_spanned!(sp=> #n >= #e),
+                "equal" => quote_spanned!(sp=> #n == #e),
+                _ => quote_spanned!(sp=> #n != #e),
             };
-            binds.extend(quote! {
+            binds.extend(quote_spanned! {alias.span()=>
                 #[allow(unused_variables)]
                 let #alias = |#e: #t| -> ::core::primitive::bool { #test };
             });
