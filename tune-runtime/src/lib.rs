@@ -8,6 +8,7 @@
 pub mod cost;
 mod error;
 pub mod evaluate;
+mod macro_support;
 pub mod param;
 pub mod search;
 pub mod space;
@@ -22,6 +23,10 @@ pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
 /// Items the macros expand to. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::macro_support::{
+        check_len, field, invalid_declaration, position, Tunable, Unranged,
+    };
+    pub use crate::param::Kind;
     pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};
     pub use crate::space::{Config, Space, SpaceBuilder};
     pub use crate::{Error, Result};
