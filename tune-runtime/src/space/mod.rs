@@ -194,9 +194,9 @@ impl Group {
     /// Position of the leaf reached from node `pos` on level `l` by following `dom` below.
     fn descend(&self, l: usize, pos: usize, dom: &[u32]) -> Option<usize> {
         let mut p = pos;
-        for m in l + 1..self.levels.len() {
-            let (a, b) = self.levels[m - 1].children(p);
-            p = self.levels[m].vals.find(a, b, dom[m])?;
+        for (m, pair) in self.levels.windows(2).enumerate().skip(l) {
+            let (a, b) = pair[0].children(p);
+            p = pair[1].vals.find(a, b, dom[m + 1])?;
         }
         Some(p)
     }
