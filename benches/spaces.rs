@@ -258,6 +258,9 @@ fn main() {
         let result = build(name);
         let secs = t.elapsed().as_secs_f64();
         let line = match result {
+            Some(Ok(s)) if std::env::var_os("TUNE_BENCH_DEBUG").is_some() => {
+                format!("{:?}\n{:?}\n{:?}", s.groups(), s.__build_order(), s.__level_sizes())
+            }
             Some(Ok(s)) => format!(
                 "{{\"peer\": \"tune\", \"space\": \"{name}\", \"count\": {}, \"seconds\": {secs}, \"rss_before_kib\": {before}, \"maxrss_kib\": {}, \"bytes\": {}}}",
                 s.len(),
