@@ -10,6 +10,7 @@ pub mod abort;
 pub mod cost;
 mod error;
 pub mod evaluate;
+mod macro_support;
 pub mod param;
 pub mod results;
 pub mod search;
@@ -28,6 +29,10 @@ pub use tuner::{Tuner, TuningResult};
 /// Items the macros expand to. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::macro_support::{
+        check_len, field, invalid_declaration, position, Tunable, Unranged,
+    };
+    pub use crate::param::Kind;
     pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};
     pub use crate::results::database::dispatch as best_config;
     pub use crate::results::{Choice, Source};
