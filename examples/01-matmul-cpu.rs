@@ -10,8 +10,8 @@
 //! to `target/tune/matmul_cpu.jsonl` (every evaluation) and `tuning/matmul_cpu/` (the best
 //! configuration per CPU and matrix size, where production code looks it up).
 //!
-//! This example uses the runtime builder API directly; it will switch to `#[tunable]` once
-//! the macros land.
+//! `#[tunable]` turns the tuning arguments of `matmul` into a search space
+//! (`MatmulConfig::space`) and a typed configuration (`MatmulConfig`, with `.call(..)`).
 
 use std::collections::HashSet;
 use std::time::{Duration, Instant};
@@ -23,7 +23,7 @@ use tune::abort::{Elapsed, Evaluations, WholeSpace};
 use tune::evaluate::closure::Closure;
 use tune::results::Database;
 use tune::tuner::Tuner;
-use tune::{Config, Failure, Measured, Param, Space, SpaceBuilder, Technique};
+use tune::{Config, Failure, Measured, Space, Technique};
 
 /// TEMPORARY: random sampling without repetition, until the search techniques (random,
 /// annealing, ...) are merged into `tune::search`.
@@ -58,9 +58,36 @@ impl Technique for TemporaryRandomSampling {
     fn tell(&mut self, _: &Space, _: u128, _: Option<f64>) {}
 }
 
+fn cores() -> usize {
+    std::thread::available_parallelism().map_or(1, |c| c.get())
+}
+
 /// `c = a * b` for `n x n` row-major matrices, blocked in `mt x nt x kt` tiles, the inner
-/// loop unrolled by `U`, rows of tiles shared among `threads` threads.
-fn matmul<const U: usize>(
+/// loop unrolled `unroll` times, rows of tiles shared among `threads` threads.
+#[tune::tunable]
+#[allow(clippy::too_many_arguments)] // the tuning parameters are arguments
+fn matmul(
+    a: &[f32],
+    b: &[f32],
+    c: &mut [f32],
+    n: usize,
+    #[tp([4, 8, 16, 32, 64, 128, 256], divides(n))] mt: usize,
+    #[tp([4, 8, 16, 32, 64, 128, 256], divides(n))] nt: usize,
+    #[tp([4, 8, 16, 32, 64, 128, 256], divides(n))] kt: usize,
+    #[tp([1, 2, 4, 8], divides(nt))] unroll: usize,
+    // Every thread gets at least one block of rows.
+    #[tp((0..8).map(|p| 1usize << p).filter(|&t| t <= cores()), at_most(n / mt))] threads: usize,
+) {
+    let p = (mt, nt, kt, threads);
+    match unroll {
+        1 => blocked::<1>(a, b, c, n, p),
+        2 => blocked::<2>(a, b, c, n, p),
+        4 => blocked::<4>(a, b, c, n, p),
+        _ => blocked::<8>(a, b, c, n, p),
+    }
+}
+
+fn blocked<const U: usize>(
     a: &[f32],
     b: &[f32],
     c: &mut [f32],
@@ -134,40 +161,21 @@ fn main() -> tune::Result<()> {
     let mut args = std::env::args().skip(1);
     let n: usize = args.next().and_then(|a| a.parse().ok()).unwrap_or(256);
     let full = args.next().is_some_and(|a| a == "full");
-    let cores = std::thread::available_parallelism().map_or(1, |c| c.get());
-
-    let tiles = [4usize, 8, 16, 32, 64, 128, 256];
-    let space = SpaceBuilder::new()
-        .param(Param::<usize>::values("MT", tiles).divides(&[], move |_| n))
-        .param(Param::<usize>::values("NT", tiles).divides(&[], move |_| n))
-        .param(Param::<usize>::values("KT", tiles).divides(&[], move |_| n))
-        .param(Param::<usize>::values("UNROLL", [1, 2, 4, 8]).divides(&[1], |b| b.get(1)))
-        .param(
-            Param::<usize>::values("THREADS", (0..8).map(|p| 1 << p).filter(|&t| t <= cores))
-                // Every thread gets at least one block of rows.
-                .at_most(&[0], move |b| n / b.get::<usize>(0)),
-        )
-        .build()?;
-    println!("matmul n={n}: {} valid configurations", space.len());
-
     let mut rng = SmallRng::seed_from_u64(7);
     let a: Vec<f32> = (0..n * n).map(|_| rng.random_range(-1.0..1.0)).collect();
     let b: Vec<f32> = (0..n * n).map(|_| rng.random_range(-1.0..1.0)).collect();
+    let space = MatmulConfig::space(&a, &b, &vec![0.0; n * n], n)?;
+    println!("matmul n={n}: {} valid configurations", space.len());
     let t = Instant::now();
     let reference = naive(&a, &b, n);
     let naive_time = t.elapsed();
 
-    let eval = Closure::new(|cfg: &Config| -> Result<Measured<Duration>, Failure> {
-        let p = (cfg.get(0), cfg.get(1), cfg.get(2), cfg.get(4));
-        let run: fn(&[f32], &[f32], &mut [f32], usize, _) = match cfg.get::<usize>(3) {
-            1 => matmul::<1>,
-            2 => matmul::<2>,
-            4 => matmul::<4>,
-            _ => matmul::<8>,
-        };
+    let eval = Closure::new(|config: &Config| -> Result<Measured<Duration>, Failure> {
+        let cfg = MatmulConfig::try_from(config).map_err(|e| Failure::Other(e.to_string()))?;
         let mut c = vec![0.0f32; n * n];
+        let run = |c: &mut [f32]| cfg.call(&a, &b, c, n);
         // Validate once, then time.
-        run(&a, &b, &mut c, n, p);
+        run(&mut c);
         let v = Instant::now();
         let tolerance = 1e-4 * n as f32;
         if let Some((i, (x, y))) = c
@@ -182,7 +190,7 @@ fn main() -> tune::Result<()> {
         let mut samples: Vec<Duration> = (0..3)
             .map(|_| {
                 let t = Instant::now();
-                run(&a, &b, &mut c, n, p);
+                run(&mut c);
                 t.elapsed()
             })
             .collect();
@@ -221,11 +229,8 @@ fn main() -> tune::Result<()> {
     // What production code gets for this CPU and size (and for a size never tuned).
     for key in [format!("n={n}"), format!("n={}", n * 2)] {
         let choice = db.choose("matmul_cpu", &result.device, &key, &space, None)?;
-        println!(
-            "dispatch for {key}: {} ({})",
-            space.describe(&choice.config),
-            choice.source
-        );
+        let cfg = MatmulConfig::try_from(&choice.config)?;
+        println!("dispatch for {key}: {cfg} ({})", choice.source);
     }
     Ok(())
 }

@@ -107,7 +107,11 @@ impl<'a> SpaceBuilder<'a> {
     /// impossible range), a space with more than 2^128 configurations, or a constraint that
     /// panicked.
     pub fn build(self) -> Result<Space> {
-        let SpaceBuilder { params, mut errors, split_nodes } = self;
+        let SpaceBuilder {
+            params,
+            mut errors,
+            split_nodes,
+        } = self;
         let split = split_nodes.unwrap_or(SPLIT_NODES);
         validate(&params, &mut errors);
         if let Some(e) = errors.into_iter().next() {
@@ -720,7 +724,15 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> Result<Grou
                 let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
                 for path in nodes {
                     set_path(plan, path, &mut bound);
-                    let alive = dfs(plan, s + 1, s, &mut bound, &mut memos, &mut scratch, &mut ch);
+                    let alive = dfs(
+                        plan,
+                        s + 1,
+                        s,
+                        &mut bound,
+                        &mut memos,
+                        &mut scratch,
+                        &mut ch,
+                    );
                     ch.dead += !alive as usize;
                     ch.starts[0].push(ch.vals[0].len() as u32);
                 }
@@ -927,6 +939,9 @@ fn compact_top(levels: &mut [Level], s: usize) {
             };
             st.push(kept);
         }
-        levels[l] = Level { vals, starts: Some(OffVec::from_u64(st)) };
+        levels[l] = Level {
+            vals,
+            starts: Some(OffVec::from_u64(st)),
+        };
     }
 }
