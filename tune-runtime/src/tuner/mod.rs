@@ -144,7 +144,8 @@ pub struct Tuner<E: Evaluator> {
     progress: bool,
     name: String,
     input_key: String,
-    database: Option<(Database, Policy)>,
+    database: Option<Database>,
+    policy: Policy,
 }
 
 impl<E: Evaluator> std::fmt::Debug for Tuner<E> {
@@ -180,6 +181,7 @@ impl<E: Evaluator> Tuner<E> {
             name: "unnamed".into(),
             input_key: String::new(),
             database: None,
+            policy: Policy::KeepBetter,
         }
     }
 
@@ -251,17 +253,14 @@ impl<E: Evaluator> Tuner<E> {
     /// Records the best configuration in this tuning database when the run ends (keeping
     /// the recorded one if it is better; see [`Tuner::database_policy`]).
     pub fn database(mut self, db: Database) -> Self {
-        let policy = self.database.as_ref().map_or(Policy::KeepBetter, |d| d.1);
-        self.database = Some((db, policy));
+        self.database = Some(db);
         self
     }
 
     /// Whether a new result replaces a better recorded one (default
     /// [`Policy::KeepBetter`]).
     pub fn database_policy(mut self, policy: Policy) -> Self {
-        if let Some(d) = self.database.as_mut() {
-            d.1 = policy;
-        }
+        self.policy = policy;
         self
     }
 
@@ -295,6 +294,7 @@ impl<E: Evaluator> Tuner<E> {
             name,
             input_key,
             database,
+            policy,
         } = self;
         let mut technique = technique.unwrap_or_else(|| Box::new(InOrder::default()));
         let abort = abort.unwrap_or_else(|| Box::new(WholeSpace));
@@ -427,7 +427,7 @@ impl<E: Evaluator> Tuner<E> {
                 seed,
                 technique: technique_name,
                 log: log_path,
-                database,
+                database: database.map(|db| (db, policy)),
             },
         )
     }
