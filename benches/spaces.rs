@@ -89,7 +89,7 @@ fn clblast_xgemm(kt: bool) -> tune::Result<Space> {
         NWG: usize in [16, 32, 64, 128];
         KWG: usize in [16, 32];
         MDIMC: usize in [8, 16, 32];
-        NDIMC: usize in [8, 16, 32], !kt || !(MWG == 128 && NWG == 128 && MDIMC == 8 && NDIMC == 8);
+        NDIMC: usize in [8, 16, 32], !(kt && MWG == 128 && NWG == 128 && MDIMC == 8 && NDIMC == 8);
         MDIMA: usize in [8, 16, 32], KWG % ((MDIMC * NDIMC) / MDIMA) == 0;
         NDIMB: usize in [8, 16, 32], KWG % ((MDIMC * NDIMC) / NDIMB) == 0;
         KWI: usize in [2], divides(KWG);
