@@ -559,25 +559,44 @@ struct Memo {
     /// alternate between two.
     last: usize,
     prev: usize,
+    /// Ways, allocated on first use (a level that is never reached costs nothing).
+    ways: usize,
+    /// Slow-path lookups and hits among them: a level whose keys rarely repeat keeps only
+    /// its last key, since hashing would be pure overhead.
+    lookups: usize,
+    hits: usize,
+    /// Whether keys are short enough to be compared at all.
+    enabled: bool,
+    domain_len: u64,
 }
 
 const MEMO_WAYS: usize = 256;
+/// Lookups after which a level whose hit rate is under 1/4 stops memoising.
+const MEMO_PROBATION: usize = 1024;
 /// Longest key that is memoised; levels reading more slots are recomputed each time.
 const MEMO_MAX_KEY: usize = 12;
 
 impl Memo {
     fn new(lp: &LevelPlan<'_>) -> Self {
         let klen = lp.key.len();
-        let ways = if klen == 0 { 1 } else { MEMO_WAYS };
         Memo {
             klen,
-            keys: vec![0; ways * klen],
-            lists: vec![IdxVec::for_domain(lp.domain.len()); ways],
-            filled: vec![false; ways],
+            keys: Vec::new(),
+            lists: Vec::new(),
+            filled: Vec::new(),
             cands: Vec::new(),
             valid: Vec::new(),
             last: 0,
             prev: 0,
+            ways: if klen == 0 || klen > MEMO_MAX_KEY {
+                1
+            } else {
+                MEMO_WAYS
+            },
+            lookups: 0,
+            hits: 0,
+            enabled: klen <= MEMO_MAX_KEY,
+            domain_len: lp.domain.len(),
         }
     }
 
@@ -586,11 +605,15 @@ impl Memo {
     fn valid<'m>(&'m mut self, plan: &GroupPlan<'_>, l: usize, bound: &mut [u64]) -> &'m IdxVec {
         // Fast path: the key of one of the last two lookups (siblings usually share it).
         let klen = self.klen;
-        if klen <= MEMO_MAX_KEY {
+        if self.enabled {
             let key = &plan.levels[l].key;
             for way in [self.last, self.prev] {
-                let stored = &self.keys[way * klen..(way + 1) * klen];
-                if self.filled[way] && key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                if self.filled.get(way) == Some(&true)
+                    && key
+                        .iter()
+                        .zip(&self.keys[way * klen..])
+                        .all(|(&s, &k)| bound[s] == k)
+                {
                     return &self.lists[way];
                 }
             }
@@ -607,22 +630,46 @@ impl Memo {
     ) -> &'m IdxVec {
         let lp = &plan.levels[l];
         let klen = self.klen;
-        let way = if klen > MEMO_MAX_KEY || self.lists.len() == 1 {
+        if self.ways > 1 && self.lookups == MEMO_PROBATION && self.hits * 4 < self.lookups {
+            // Keys rarely repeat beyond the last two: keep only the last one.
+            self.ways = 1;
+            self.lists.clear();
+        }
+        if !self.enabled {
+            if self.lists.is_empty() {
+                self.lists.push(IdxVec::for_domain(self.domain_len));
+            }
+            compute_valid(lp, bound, &mut self.cands, &mut self.valid);
+            let list = &mut self.lists[0];
+            list.clear();
+            list.extend_u32(&self.valid);
+            return list;
+        }
+        self.lookups += 1;
+        if self.lists.is_empty() {
+            self.last = 0;
+            self.prev = 0;
+            self.keys = vec![0; self.ways * klen];
+            self.lists = vec![IdxVec::for_domain(self.domain_len); self.ways];
+            self.filled = vec![false; self.ways];
+        }
+        let way = if self.ways == 1 {
             0
         } else {
             let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
             for &s in &lp.key {
                 h = (h ^ bound[s]).wrapping_mul(0x100_0000_01B3).rotate_left(23);
             }
-            let way = (h ^ (h >> 29)) as usize % MEMO_WAYS;
+            let way = (h ^ (h >> 29)) as usize & (self.ways - 1);
             let stored = &self.keys[way * klen..(way + 1) * klen];
             if self.filled[way] && lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                self.hits += 1;
                 self.prev = std::mem::replace(&mut self.last, way);
                 return &self.lists[way];
             }
             way
         };
-        if klen <= MEMO_MAX_KEY {
+        {
             for (k, &s) in self.keys[way * klen..(way + 1) * klen]
                 .iter_mut()
                 .zip(&lp.key)
@@ -668,33 +715,29 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> Result<Grou
     }
     let mut bound = vec![0u64; nslots];
     let mut memos: Vec<Memo> = plan.levels.iter().map(Memo::new).collect();
-    // Top levels, breadth first, until the frontier is wide enough to split.
+    // Top levels, breadth first, until the frontier is wide enough to split. The frontier
+    // holds the paths (domain indices, levels 0..=s) of the nodes of level `s`, flat.
     let mut vals: Vec<IdxVec> = Vec::with_capacity(depth);
     let mut starts: Vec<OffVec> = Vec::with_capacity(depth);
-    let mut frontier: Vec<Vec<u32>> = Vec::new();
     let mut level0 = IdxVec::for_domain(plan.levels[0].domain.len());
     let mut dead = 0usize;
     let first = memos[0].valid(plan, 0, &mut bound);
-    for i in 0..first.len() {
-        let c = first.get(i);
-        level0.push(c);
-        frontier.push(vec![c]);
-    }
+    let mut frontier: Vec<u32> = (0..first.len()).map(|i| first.get(i)).collect();
+    level0.extend_u32(&frontier);
     vals.push(level0);
     let mut s = 0;
-    while s + 2 < depth && frontier.len() < split && !frontier.is_empty() {
+    while s + 2 < depth && frontier.len() / (s + 1) < split && !frontier.is_empty() {
         let mut next = IdxVec::for_domain(plan.levels[s + 1].domain.len());
         let mut st = vec![0u64];
         let mut nf = Vec::new();
-        for path in &frontier {
+        for path in frontier.chunks(s + 1) {
             set_path(plan, path, &mut bound);
             let valid = memos[s + 1].valid(plan, s + 1, &mut bound);
             dead += (valid.len() == 0) as usize;
             for c in (0..valid.len()).map(|i| valid.get(i)) {
                 next.push(c);
-                let mut p = path.clone();
-                p.push(c);
-                nf.push(p);
+                nf.extend_from_slice(path);
+                nf.push(c);
             }
             st.push(next.len() as u64);
         }
@@ -704,41 +747,37 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> Result<Grou
         s += 1;
     }
     if depth > 1 {
-        // Subtrees below level `s`, in parallel chunks.
-        let per = frontier
-            .len()
-            .div_ceil(rayon::current_num_threads() * 16)
-            .max(1);
-        let chunks: Vec<Chunk> = frontier
-            .par_chunks(per)
-            .map(|nodes| {
-                let mut bound = vec![0u64; nslots];
-                let mut memos: Vec<Memo> = plan.levels.iter().map(Memo::new).collect();
-                let mut ch = Chunk {
-                    starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
-                    vals: (s + 1..depth)
-                        .map(|l| IdxVec::for_domain(plan.levels[l].domain.len()))
-                        .collect(),
-                    dead: 0,
-                };
-                let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
-                for path in nodes {
-                    set_path(plan, path, &mut bound);
-                    let alive = dfs(
-                        plan,
-                        s + 1,
-                        s,
-                        &mut bound,
-                        &mut memos,
-                        &mut scratch,
-                        &mut ch,
-                    );
-                    ch.dead += !alive as usize;
-                    ch.starts[0].push(ch.vals[0].len() as u32);
-                }
-                ch
-            })
-            .collect();
+        // Subtrees below level `s`: in parallel chunks when the frontier is wide (many
+        // chunks, so that skewed subtrees still spread over the threads), else in one go.
+        // Memos are per thread (they only map key values to valid lists, so chunks share).
+        let build_chunk = |memos: &mut Vec<Memo>, nodes: &[u32]| {
+            let mut bound = vec![0u64; nslots];
+            let mut ch = Chunk {
+                starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
+                vals: (s + 1..depth)
+                    .map(|l| IdxVec::for_domain(plan.levels[l].domain.len()))
+                    .collect(),
+                dead: 0,
+            };
+            let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
+            for path in nodes.chunks(s + 1) {
+                set_path(plan, path, &mut bound);
+                let alive = dfs(plan, s + 1, s, &mut bound, memos, &mut scratch, &mut ch);
+                ch.dead += !alive as usize;
+                ch.starts[0].push(ch.vals[0].len() as u32);
+            }
+            ch
+        };
+        let nodes = frontier.len() / (s + 1);
+        let chunks: Vec<Chunk> = if nodes < split {
+            vec![build_chunk(&mut memos, &frontier)]
+        } else {
+            let per = nodes.div_ceil(rayon::current_num_threads() * 16).max(1);
+            frontier
+                .par_chunks(per * (s + 1))
+                .map_init(|| plan.levels.iter().map(Memo::new).collect(), build_chunk)
+                .collect()
+        };
         dead += chunks.iter().map(|c| c.dead).sum::<usize>();
         concat(plan, s, chunks, &mut vals, &mut starts)?;
     }
