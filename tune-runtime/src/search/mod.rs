@@ -128,21 +128,6 @@ pub trait Technique: Send {
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>);
 }
 
-impl<T: Technique + ?Sized> Technique for Box<T> {
-    fn name(&self) -> &str {
-        (**self).name()
-    }
-    fn init(&mut self, space: &Space, seed: u64) {
-        (**self).init(space, seed)
-    }
-    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
-        (**self).ask(space, n)
-    }
-    fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
-        (**self).tell(space, index, cost)
-    }
-}
-
 /// The built-in techniques, by name. The default is [`TechniqueKind::Bandit`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
