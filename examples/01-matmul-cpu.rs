@@ -13,7 +13,6 @@
 //! `#[tunable]` turns the tuning arguments of `matmul` into a search space
 //! (`MatmulConfig::space`) and a typed configuration (`MatmulConfig`, with `.call(..)`).
 
-use std::collections::HashSet;
 use std::time::{Duration, Instant};
 
 use rand::rngs::SmallRng;
@@ -23,40 +22,8 @@ use tune::abort::{Elapsed, Evaluations, WholeSpace};
 use tune::evaluate::closure::Closure;
 use tune::results::Database;
 use tune::tuner::Tuner;
-use tune::{Config, Failure, Measured, Space, Technique};
+use tune::{Config, Failure, Measured, TechniqueKind};
 
-/// TEMPORARY: random sampling without repetition, until the search techniques (random,
-/// annealing, ...) are merged into `tune::search`.
-#[derive(Default)]
-struct TemporaryRandomSampling {
-    rng: Option<SmallRng>,
-    seen: HashSet<u128>,
-}
-
-impl Technique for TemporaryRandomSampling {
-    fn name(&self) -> &str {
-        "random_sampling (temporary)"
-    }
-    fn init(&mut self, _: &Space, seed: u64) {
-        self.rng = Some(SmallRng::seed_from_u64(seed));
-        self.seen.clear();
-    }
-    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
-        let Some(rng) = self.rng.as_mut() else {
-            return Vec::new();
-        };
-        let mut out = Vec::new();
-        let mut misses = 0;
-        while out.len() < n && (self.seen.len() as u128) < space.len() && misses < 10_000 {
-            match space.sample_index(rng) {
-                Some(i) if self.seen.insert(i) => out.push(i),
-                _ => misses += 1,
-            }
-        }
-        out
-    }
-    fn tell(&mut self, _: &Space, _: u128, _: Option<f64>) {}
-}
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |c| c.get())
@@ -211,7 +178,7 @@ fn main() -> tune::Result<()> {
     };
     let db = Database::open("tuning");
     let result = Tuner::new(space.clone(), eval)
-        .technique(TemporaryRandomSampling::default())
+        .technique(TechniqueKind::Bandit.build())
         .abort(abort)
         .seed(1)
         .name("matmul_cpu")

@@ -41,6 +41,7 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::abort::{AbortCondition, Progress, WholeSpace};
+use crate::search::TechniqueKind;
 use crate::cost::Cost;
 use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::param::Value;
@@ -65,28 +66,6 @@ impl<T: Technique + ?Sized> Technique for Box<T> {
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
         (**self).tell(space, index, cost)
     }
-}
-
-/// The technique used when none is given: every configuration in index order.
-#[derive(Debug, Default)]
-struct InOrder {
-    next: u128,
-}
-
-impl Technique for InOrder {
-    fn name(&self) -> &str {
-        "in_order"
-    }
-    fn init(&mut self, _: &Space, _: u64) {
-        self.next = 0;
-    }
-    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
-        let end = self.next.saturating_add(n as u128).min(space.len());
-        let out = (self.next..end).collect();
-        self.next = end;
-        out
-    }
-    fn tell(&mut self, _: &Space, _: u128, _: Option<f64>) {}
 }
 
 /// Mean preparation time (seconds) below which preparing ahead on other threads does not pay.
@@ -296,7 +275,7 @@ impl<E: Evaluator> Tuner<E> {
             database,
             policy,
         } = self;
-        let mut technique = technique.unwrap_or_else(|| Box::new(InOrder::default()));
+        let mut technique = technique.unwrap_or_else(|| TechniqueKind::default().build());
         let abort = abort.unwrap_or_else(|| Box::new(WholeSpace));
         let device = evaluator.device();
         let mut state = State {
