@@ -154,6 +154,7 @@ mod tests {
         });
         let r = tune_test(
             Tuner::new(space(), eval)
+                .technique(crate::search::Exhaustive::default())
                 .name("t")
                 .database(db.clone())
                 .log(dir.path().join("log.jsonl")),
@@ -178,6 +179,7 @@ mod tests {
         });
         let e = tune_test(
             Tuner::new(space(), eval)
+                .technique(crate::search::Exhaustive::default())
                 .name("w")
                 .database(Database::open(dir.path()))
                 .log(dir.path().join("log.jsonl")),
