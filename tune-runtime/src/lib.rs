@@ -5,6 +5,7 @@
 //! run time.
 #![warn(missing_docs)]
 
+pub mod backend;
 pub mod cost;
 mod error;
 pub mod evaluate;
