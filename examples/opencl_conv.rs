@@ -11,6 +11,9 @@ use tune::backend::opencl::OpenCl;
 use tune::backend::{KernelEvaluator, KernelSpec};
 use tune::{Config, Evaluator, Value};
 
+/// Filter size, best configuration's values, its time.
+type Best = (usize, Vec<(String, Value)>, f64);
+
 fn main() -> tune::Result<()> {
     let args: Vec<usize> = std::env::args()
         .skip(1)
@@ -25,7 +28,7 @@ fn main() -> tune::Result<()> {
     };
     let cl = Arc::new(common::device()?);
     let budget = common::Budget::from_env(250, 90.0);
-    let mut bests: Vec<(usize, Vec<(String, Value)>, f64)> = Vec::new();
+    let mut bests: Vec<Best> = Vec::new();
     for &fs in &sizes {
         let (info, out) = common::run(common::cases::conv(w, h, fs)?, cl.clone(), budget, 1)?;
         if let Some((c, t)) = &out.best {
@@ -39,19 +42,31 @@ fn main() -> tune::Result<()> {
         }
         println!();
     }
-    // Table III: rows = tuned for, columns = run with; the loss against each column's best.
-    println!("best configuration of one filter size used for another (time relative to that size's own best):");
+    // Table III: row = tuned for, column = run with; each entry is the column's own best
+    // time divided by the row's configuration's time (all measured again here).
+    let times: Vec<Vec<Option<f64>>> = bests
+        .iter()
+        .map(|(_, vals, _)| {
+            sizes
+                .iter()
+                .map(|&fs| time_with(&cl, w, h, fs, vals).ok().flatten())
+                .collect()
+        })
+        .collect();
+    println!("best configuration of one filter size used for another (performance relative to that size's own best):");
     print!("{:>12}", "tuned for");
     for &fs in &sizes {
         print!("{:>10}", format!("{fs}x{fs}"));
     }
     println!();
-    for (fs_a, vals, _) in &bests {
+    for (i, (fs_a, _, _)) in bests.iter().enumerate() {
         print!("{:>12}", format!("{fs_a}x{fs_a}"));
-        for &fs_b in &sizes {
-            let own = bests.iter().find(|b| b.0 == fs_b).map(|b| b.2);
-            let t = time_with(&cl, w, h, fs_b, vals)?;
-            match (t, own) {
+        for (j, &fs_b) in sizes.iter().enumerate() {
+            let own = bests
+                .iter()
+                .position(|b| b.0 == fs_b)
+                .and_then(|d| times[d][j]);
+            match (times[i][j], own) {
                 (Some(t), Some(own)) => print!("{:>9.0}%", 100.0 * own / t),
                 _ => print!("{:>10}", "invalid"),
             }

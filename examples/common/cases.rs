@@ -242,6 +242,7 @@ pub fn conv_host(src: &[f32], filt: &[f32], w: usize, h: usize, fs: usize) -> Ve
 }
 
 /// C = alpha * A^T * B + beta * C on the host (A: K x M, B: K x N, C: N x M; m fastest).
+#[allow(clippy::too_many_arguments)]
 pub fn gemm_host(
     m: usize,
     n: usize,
@@ -408,7 +409,7 @@ pub mod xgemm_slots {
 
 /// CLBlast's XgemmDirect with ATF's ranges: WGD, MDIMCD, NDIMCD, MDIMAD, NDIMBD and KWID in
 /// [1, max(M, N, K)], VWMD and VWND in {1, 2, 4, 8}, PADA and PADB; WGD is also bounded by the
-/// device's local memory (two WGD x (WGD + 1) tiles of floats).
+/// device's local memory (two WGD x (WGD + 1) tiles of floats, at most 64 KiB).
 pub fn xgemm_direct(
     m: usize,
     n: usize,

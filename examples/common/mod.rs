@@ -216,11 +216,14 @@ pub fn report(case: &cases::Info, device: &str, out: &Outcome) {
     match &out.best {
         Some((c, t)) => {
             let s = t.as_secs_f64();
-            let rate = if case.flops > 0.0 {
-                format!("{:.1} GFLOP/s", case.flops / s / 1e9)
-            } else {
-                format!("{:.1} GB/s", case.bytes / s / 1e9)
-            };
+            let mut rate = Vec::new();
+            if case.flops > 0.0 {
+                rate.push(format!("{:.1} GFLOP/s", case.flops / s / 1e9));
+            }
+            if case.bytes > 0.0 {
+                rate.push(format!("{:.1} GB/s", case.bytes / s / 1e9));
+            }
+            let rate = rate.join(", ");
             println!("best:        {}", case.space.describe(c));
             println!("time:        {:.3} us  ({rate})", s * 1e6);
             println!(
