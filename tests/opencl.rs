@@ -213,7 +213,7 @@ fn run_case(case: common::Case, n: usize) -> common::Outcome {
     let dev = device().unwrap();
     let (info, spec) = case.split();
     let ev = KernelEvaluator::<OpenCl>::new(dev, &info.space, spec).unwrap();
-    let out = common::tune(&info.space, &ev, budget(n), 7);
+    let out = common::tune(&info.space, &ev, budget(n), 7, |_| {});
     common::report(&info, "test", &out);
     assert!(out.best.is_some(), "{:?}", out.records);
     assert_eq!(out.failures.get("wrong_result"), None, "{:?}", out.records);

@@ -80,7 +80,15 @@ impl Outcome {
 /// Tunes `space` with `ev`: exhaustive if the budget covers the space, otherwise 60% uniform
 /// random samples and then a first-improvement local search over one-parameter neighbours of
 /// the best. Candidates are prepared (compiled) in parallel batches, measured one at a time.
-pub fn tune<E>(space: &Space, ev: &E, budget: Budget, seed: u64) -> Outcome
+///
+/// `on_best` is called with every new best time (e.g. to tighten a time limit).
+pub fn tune<E>(
+    space: &Space,
+    ev: &E,
+    budget: Budget,
+    seed: u64,
+    on_best: impl Fn(Duration),
+) -> Outcome
 where
     E: Evaluator<Cost = Duration>,
 {
@@ -168,11 +176,15 @@ where
             .collect();
         for (c, dt, p) in prepared {
             out.prepare += dt;
+            if start.elapsed().as_secs_f64() >= budget.seconds {
+                break;
+            }
             let result = p.and_then(|p| ev.measure(space, &c, p));
             let rec = match result {
                 Ok(m) => {
                     if out.best.as_ref().is_none_or(|(_, b)| m.cost < *b) {
                         out.best = Some((c.clone(), m.cost));
+                        on_best(m.cost);
                     }
                     Record {
                         config: space.describe(&c),
@@ -266,7 +278,10 @@ pub fn run(
         "setup:       {:.2} s (buffers, reference)",
         t.elapsed().as_secs_f64()
     );
-    let out = tune(&info.space, &ev, budget, seed);
+    // Configurations 20x slower than the best so far are not repeated.
+    let out = tune(&info.space, &ev, budget, seed, |best| {
+        ev.set_time_limit(Some(best * 20))
+    });
     report(&info, &device, &out);
     Ok((info, out))
 }
