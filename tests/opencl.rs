@@ -235,7 +235,7 @@ fn case_saxpy() {
     if device().is_none() {
         return;
     }
-    let case = common::cases::saxpy(1 << 12).unwrap();
+    let case = common::cases::saxpy(1 << 12, 1).unwrap();
     assert_eq!(case.space.len(), 13 * 14 / 2);
     run_case(case, 6);
 }

@@ -77,12 +77,19 @@ pub fn copy(n: usize) -> Result<Case> {
     })
 }
 
-/// ATF's saxpy: WPT in [1, n] dividing n, LS in [1, n] dividing n / WPT.
-pub fn saxpy(n: usize) -> Result<Case> {
+/// ATF's saxpy: WPT in [1, n] dividing n, LS in [1, n] dividing n / WPT; with
+/// `min_global > 1`, WPT is also at most `n / min_global`, so that at least `min_global`
+/// work-items share the work (on a GPU a configuration with a handful of work-items runs for
+/// seconds; `min_global = 1` is ATF's space).
+pub fn saxpy(n: usize, min_global: usize) -> Result<Case> {
     const WPT: usize = 0;
     const LS: usize = 1;
     let space = SpaceBuilder::new()
-        .param(Param::<usize>::range("WPT", 1..=n).divides(&[], move |_| n))
+        .param(
+            Param::<usize>::range("WPT", 1..=n)
+                .divides(&[], move |_| n)
+                .at_most(&[], move |_| (n / min_global.max(1)).max(1)),
+        )
         .param(
             Param::<usize>::range("LS", 1..=n)
                 .divides(&[WPT], move |b: &Bound| n / b.get::<usize>(WPT)),
@@ -409,7 +416,9 @@ pub mod xgemm_slots {
 
 /// CLBlast's XgemmDirect with ATF's ranges: WGD, MDIMCD, NDIMCD, MDIMAD, NDIMBD and KWID in
 /// [1, max(M, N, K)], VWMD and VWND in {1, 2, 4, 8}, PADA and PADB; WGD is also bounded by the
-/// device's local memory (two WGD x (WGD + 1) tiles of floats, at most 64 KiB).
+/// device's local memory (two WGD x (WGD + 1) tiles of floats, at most 64 KiB), and a
+/// work-item computes at most 256 elements of C ((WGD / MDIMCD) * (WGD / NDIMCD) <= 256: more
+/// accumulators than a GPU has registers make the OpenCL compiler run for minutes).
 pub fn xgemm_direct(
     m: usize,
     n: usize,
@@ -420,10 +429,12 @@ pub fn xgemm_direct(
     use xgemm_slots::*;
     let r = m.max(n).max(k);
     let g = |b: &Bound, s| b.get::<usize>(s);
+    // Tiles larger than 64 KiB of local memory do not pay off (and CPU devices report
+    // megabytes, which would make the space huge).
     let lm = if device.local_mem_bytes == 0 {
         48 * 1024
     } else {
-        device.local_mem_bytes
+        device.local_mem_bytes.min(64 * 1024)
     };
     let max_wgd = (1..=r)
         .take_while(|w| 8 * w * (w + 1) <= lm)
@@ -432,7 +443,13 @@ pub fn xgemm_direct(
     let space = SpaceBuilder::new()
         .param(Param::<usize>::range("WGD", 1..=r).at_most(&[], move |_| max_wgd))
         .param(Param::<usize>::range("MDIMCD", 1..=r).divides(&[WGD], move |b: &Bound| g(b, WGD)))
-        .param(Param::<usize>::range("NDIMCD", 1..=r).divides(&[WGD], move |b: &Bound| g(b, WGD)))
+        .param(
+            Param::<usize>::range("NDIMCD", 1..=r)
+                .divides(&[WGD], move |b: &Bound| g(b, WGD))
+                .constraint(&[WGD, MDIMCD], move |b: &Bound| {
+                    (g(b, WGD) / g(b, MDIMCD)) * (g(b, WGD) / g(b, NDIMCD)) <= 256
+                }),
+        )
         .param(
             Param::<usize>::range("MDIMAD", 1..=r)
                 .divides(&[MDIMCD, NDIMCD], move |b: &Bound| {
