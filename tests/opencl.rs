@@ -274,3 +274,13 @@ fn case_xgemm_direct() {
         common::cases::xgemm_direct(50, 64, 1, dev.device(), common::cases::Check::Host).unwrap();
     run_case(case, 4);
 }
+
+tune::testgen_backend!(
+    OpenCl,
+    device(),
+    "__kernel void scale(const int n, const __global float* x, __global float* y) {
+        const int i = get_global_id(0);
+        if (i < n) y[i] = 2.0f * x[i];
+    }",
+    "__kernel void scale(const int n) { syntax error }"
+);

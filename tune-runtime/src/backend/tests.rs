@@ -432,3 +432,10 @@ fn slow_configurations_time_out_without_repetitions() {
     ev.set_time_limit(None);
     assert!(eval(&ev, &s, &find(&s, 1, 16)).is_ok());
 }
+
+crate::testgen_backend!(
+    Fake,
+    Some(Arc::new(Fake::new())),
+    "kernel scale",
+    "#error scale"
+);
