@@ -1017,6 +1017,9 @@ impl<B: Backend> KernelEvaluator<B> {
     /// Allocates the buffers on the device and computes the reference outputs (running the
     /// reference closure or kernel once).
     ///
+    /// `backend` is a backend or an `Arc` of one (to share a device between evaluators); with
+    /// an `Arc`, name the type: `KernelEvaluator::<OpenCl>::new(arc.clone(), ..)`.
+    ///
     /// # Errors
     /// [`Error::KernelSpec`] when the spec has no global size or an output without a
     /// reference; [`Error::Backend`] when the device cannot hold the buffers or the reference
