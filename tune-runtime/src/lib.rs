@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 pub mod abort;
+pub mod backend;
 pub mod cost;
 mod error;
 pub mod evaluate;

@@ -1,0 +1,440 @@
+//! The OpenCL backend, on the `opencl3` crate. The OpenCL library (`libOpenCL.so`, the ICD
+//! loader) is loaded at run time, so tune builds without it; a machine without it, or
+//! without any platform, gets [`Error::BackendUnavailable`].
+//!
+//! Choose a device by platform and device name (substrings, case-insensitive) or by index:
+//!
+//! ```no_run
+//! use tune_runtime::backend::opencl::OpenCl;
+//! # fn main() -> tune_runtime::Result<()> {
+//! for d in OpenCl::devices()? {
+//!     println!("{d}");
+//! }
+//! let gpu = OpenCl::select("nvidia")?;       // platform or device name contains "nvidia"
+//! let cpu = OpenCl::select("portable/cpu")?; // platform / device substrings
+//! let second = OpenCl::select("1")?;         // index in the list above
+//! let explicit = OpenCl::by_index(0, 0)?;    // platform 0, its device 0
+//! # Ok(())
+//! # }
+//! ```
+//!
+//! Kernels are timed with profiling events (`CL_QUEUE_PROFILING_ENABLE`): the time between
+//! the start and the end of the kernel's execution on the device.
+
+use std::ffi::c_void;
+use std::fmt;
+use std::sync::Mutex;
+use std::time::Duration;
+
+use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
+use opencl3::context::Context;
+use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
+use opencl3::kernel::{set_kernel_arg, Kernel};
+use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
+use opencl3::platform::{get_platforms, Platform};
+use opencl3::program::Program;
+use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
+
+use super::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
+use crate::evaluate::Failure;
+use crate::{Error, Result};
+
+/// Error code of `cl3` when the OpenCL library cannot be loaded.
+const DLOPEN_RUNTIME_LOAD_FAILED: i32 = -2000;
+/// `CL_PLATFORM_NOT_FOUND_KHR`: the ICD loader found no platform.
+const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
+
+const HOW_TO_GET_ONE: &str = "install an OpenCL driver, e.g. `apt-get install pocl-opencl-icd` \
+     (CPU) or the GPU vendor's driver, and check with `clinfo -l`";
+
+fn cl_err(what: &str, e: impl fmt::Display) -> Error {
+    Error::Backend {
+        backend: "opencl".into(),
+        message: format!("{what}: {e}"),
+    }
+}
+
+/// One OpenCL device, as listed by [`OpenCl::devices`].
+#[derive(Clone, Debug, PartialEq, Eq)]
+pub struct DeviceEntry {
+    /// Position in the flat list of all devices.
+    pub index: usize,
+    /// The platform's index.
+    pub platform_index: usize,
+    /// The device's index in its platform.
+    pub device_index: usize,
+    /// The platform's name.
+    pub platform: String,
+    /// The device's name.
+    pub name: String,
+    /// The OpenCL version the device reports.
+    pub version: String,
+    /// The driver's version.
+    pub driver_version: String,
+    id: usize,
+}
+
+impl fmt::Display for DeviceEntry {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "{} ({}:{}): {} / {} [{}, driver {}]",
+            self.index,
+            self.platform_index,
+            self.device_index,
+            self.platform,
+            self.name,
+            self.version,
+            self.driver_version
+        )
+    }
+}
+
+fn platforms() -> Result<Vec<Platform>> {
+    match get_platforms() {
+        Ok(p) if p.is_empty() => Err(Error::BackendUnavailable {
+            backend: "opencl".into(),
+            reason: format!("no OpenCL platform is installed; {HOW_TO_GET_ONE}"),
+        }),
+        Ok(p) => Ok(p),
+        Err(e) if e.0 == DLOPEN_RUNTIME_LOAD_FAILED => Err(Error::BackendUnavailable {
+            backend: "opencl".into(),
+            reason: format!(
+                "the OpenCL library (libOpenCL.so) could not be loaded; install the ICD \
+                 loader (`apt-get install ocl-icd-libopencl1`) and {HOW_TO_GET_ONE}"
+            ),
+        }),
+        Err(e) if e.0 == CL_PLATFORM_NOT_FOUND_KHR => Err(Error::BackendUnavailable {
+            backend: "opencl".into(),
+            reason: format!("no OpenCL platform is installed; {HOW_TO_GET_ONE}"),
+        }),
+        Err(e) => Err(cl_err("listing platforms", e)),
+    }
+}
+
+/// An OpenCL device with its context and a profiling command queue: the OpenCL [`Backend`].
+pub struct OpenCl {
+    info: DeviceInfo,
+    device: Device,
+    context: Context,
+    queue: CommandQueue,
+}
+
+impl fmt::Debug for OpenCl {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("OpenCl").field("info", &self.info).finish()
+    }
+}
+
+impl OpenCl {
+    /// Every device of every platform.
+    ///
+    /// # Errors
+    /// [`Error::BackendUnavailable`] when there is no OpenCL library or no platform.
+    pub fn devices() -> Result<Vec<DeviceEntry>> {
+        let mut out = Vec::new();
+        for (pi, p) in platforms()?.iter().enumerate() {
+            let pname = p.name().unwrap_or_default();
+            // A platform without devices reports CL_DEVICE_NOT_FOUND: skip it.
+            let ids = p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
+            for (di, id) in ids.into_iter().enumerate() {
+                let d = Device::new(id);
+                out.push(DeviceEntry {
+                    index: out.len(),
+                    platform_index: pi,
+                    device_index: di,
+                    platform: pname.trim().to_string(),
+                    name: d.name().unwrap_or_default().trim().to_string(),
+                    version: d.version().unwrap_or_default().trim().to_string(),
+                    driver_version: d.driver_version().unwrap_or_default().trim().to_string(),
+                    id: id as usize,
+                });
+            }
+        }
+        if out.is_empty() {
+            return Err(Error::BackendUnavailable {
+                backend: "opencl".into(),
+                reason: format!("the OpenCL platforms have no devices; {HOW_TO_GET_ONE}"),
+            });
+        }
+        Ok(out)
+    }
+
+    /// The first device of the first platform.
+    ///
+    /// # Errors
+    /// [`Error::BackendUnavailable`] when there is no device.
+    pub fn first() -> Result<Self> {
+        Self::select("")
+    }
+
+    /// Device `device` of platform `platform`.
+    ///
+    /// # Errors
+    /// [`Error::DeviceNotFound`] listing the devices when there is no such device.
+    pub fn by_index(platform: usize, device: usize) -> Result<Self> {
+        Self::select(&format!("{platform}:{device}"))
+    }
+
+    /// The first device whose platform contains `platform` and whose name contains `device`
+    /// (case-insensitive; empty matches anything).
+    ///
+    /// # Errors
+    /// [`Error::DeviceNotFound`] listing the devices when none matches.
+    pub fn by_name(platform: &str, device: &str) -> Result<Self> {
+        Self::select(&format!("{platform}/{device}"))
+    }
+
+    /// A device by query: empty (the first device), `N` (index in [`OpenCl::devices`]),
+    /// `P:D` (platform P, device D), `platform/device` (name substrings), or one substring
+    /// matched against platform and device names; all case-insensitive.
+    ///
+    /// # Errors
+    /// [`Error::DeviceNotFound`] listing the devices when none matches;
+    /// [`Error::BackendUnavailable`] when OpenCL is missing.
+    pub fn select(query: &str) -> Result<Self> {
+        let all = Self::devices()?;
+        let q = query.trim().to_lowercase();
+        let found = if q.is_empty() {
+            all.first()
+        } else if let Ok(i) = q.parse::<usize>() {
+            all.get(i)
+        } else if let Some((p, d)) = q
+            .split_once(':')
+            .and_then(|(p, d)| Some((p.parse::<usize>().ok()?, d.parse::<usize>().ok()?)))
+        {
+            all.iter()
+                .find(|e| e.platform_index == p && e.device_index == d)
+        } else if let Some((p, d)) = q.split_once('/') {
+            let (p, d) = (p.trim(), d.trim());
+            all.iter().find(|e| {
+                e.platform.to_lowercase().contains(p) && e.name.to_lowercase().contains(d)
+            })
+        } else {
+            all.iter().find(|e| {
+                e.platform.to_lowercase().contains(&q) || e.name.to_lowercase().contains(&q)
+            })
+        };
+        match found {
+            Some(e) => Self::open(e),
+            None => Err(Error::DeviceNotFound {
+                backend: "opencl".into(),
+                query: query.into(),
+                available: all
+                    .iter()
+                    .map(ToString::to_string)
+                    .collect::<Vec<_>>()
+                    .join("; "),
+            }),
+        }
+    }
+
+    /// The device named by the environment variable `var` (see [`OpenCl::select`]), or the
+    /// first device when it is unset.
+    ///
+    /// # Errors
+    /// As [`OpenCl::select`].
+    pub fn from_env(var: &str) -> Result<Self> {
+        Self::select(&std::env::var(var).unwrap_or_default())
+    }
+
+    fn open(e: &DeviceEntry) -> Result<Self> {
+        let device = Device::new(e.id as cl_device_id);
+        let context = Context::from_device(&device).map_err(|x| cl_err("creating a context", x))?;
+        #[allow(deprecated)]
+        let queue = CommandQueue::create_default(&context, CL_QUEUE_PROFILING_ENABLE)
+            .map_err(|x| cl_err("creating a profiling command queue", x))?;
+        let sizes = device.max_work_item_sizes().unwrap_or_default();
+        let mut max_work_item_sizes = [0usize; 3];
+        for (d, s) in max_work_item_sizes.iter_mut().zip(sizes) {
+            *d = s;
+        }
+        let info = DeviceInfo {
+            backend: "opencl".into(),
+            platform: e.platform.clone(),
+            name: e.name.clone(),
+            vendor: device.vendor().unwrap_or_default().trim().to_string(),
+            driver_version: e.driver_version.clone(),
+            max_work_group_size: device.max_work_group_size().unwrap_or(0),
+            max_work_item_sizes,
+            local_mem_bytes: device.local_mem_size().unwrap_or(0) as usize,
+            global_mem_bytes: device.global_mem_size().unwrap_or(0),
+            compute_units: device.max_compute_units().unwrap_or(0),
+        };
+        Ok(OpenCl {
+            info,
+            device,
+            context,
+            queue,
+        })
+    }
+}
+
+/// A compiled OpenCL kernel (and its program).
+pub struct ClKernel {
+    kernel: Mutex<Kernel>,
+    _program: Program,
+    limits: KernelLimits,
+}
+
+impl fmt::Debug for ClKernel {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.debug_struct("ClKernel")
+            .field("limits", &self.limits)
+            .finish()
+    }
+}
+
+impl Backend for OpenCl {
+    type Buffer = Buffer<u8>;
+    type Kernel = ClKernel;
+
+    fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn compile(&self, r: &CompileRequest<'_>) -> Result<ClKernel, Failure> {
+        let options = r.flags().join(" ");
+        if options.contains('\0') || r.source.contains('\0') {
+            return Err(Failure::Compile(
+                "the source or an option contains a NUL byte".into(),
+            ));
+        }
+        let program = Program::create_and_build_from_source(&self.context, r.source, &options)
+            .map_err(|log| Failure::Compile(format!("options `{options}`: {log}")))?;
+        let kernel = Kernel::create(&program, r.kernel).map_err(|e| {
+            Failure::Compile(format!(
+                "no kernel `{}` in the program ({e}); it has: {}",
+                r.kernel,
+                program.kernel_names()
+            ))
+        })?;
+        let id = self.device.id();
+        let limits = KernelLimits {
+            max_work_group_size: kernel.get_work_group_size(id).ok(),
+            local_mem_bytes: kernel.get_local_mem_size(id).ok().map(|b| b as usize),
+            registers: None,
+        };
+        Ok(ClKernel {
+            kernel: Mutex::new(kernel),
+            _program: program,
+            limits,
+        })
+    }
+
+    fn kernel_limits(&self, kernel: &ClKernel) -> KernelLimits {
+        kernel.limits.clone()
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Buffer<u8>> {
+        // SAFETY: no host pointer is passed; the size is at least 1.
+        unsafe {
+            Buffer::<u8>::create(
+                &self.context,
+                CL_MEM_READ_WRITE,
+                bytes.max(1),
+                std::ptr::null_mut(),
+            )
+        }
+        .map_err(|e| cl_err(&format!("allocating {bytes} bytes"), e))
+    }
+
+    fn write(&self, buffer: &mut Buffer<u8>, data: &[u8]) -> Result<()> {
+        if data.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking write of `data`, which outlives the call; the evaluator allocates
+        // buffers at least as large as their data.
+        unsafe {
+            self.queue
+                .enqueue_write_buffer(buffer, CL_BLOCKING, 0, data, &[])
+        }
+        .map_err(|e| cl_err("writing a buffer", e))?;
+        Ok(())
+    }
+
+    fn read(&self, buffer: &Buffer<u8>, out: &mut [u8]) -> Result<()> {
+        if out.is_empty() {
+            return Ok(());
+        }
+        // SAFETY: blocking read into `out`, which outlives the call.
+        unsafe {
+            self.queue
+                .enqueue_read_buffer(buffer, CL_BLOCKING, 0, out, &[])
+        }
+        .map_err(|e| cl_err("reading a buffer", e))?;
+        Ok(())
+    }
+
+    fn launch(
+        &self,
+        kernel: &ClKernel,
+        dims: &LaunchDims,
+        args: &[LaunchArg<'_, Self>],
+    ) -> Result<Duration, Failure> {
+        let k = kernel
+            .kernel
+            .lock()
+            .map_err(|_| Failure::Other("kernel lock poisoned".into()))?;
+        for (i, a) in args.iter().enumerate() {
+            let i = i as u32;
+            // SAFETY: each pointer is valid for the size passed with it during the call.
+            let r = unsafe {
+                match a {
+                    LaunchArg::Buffer(b) => {
+                        let mem: cl_mem = b.get();
+                        set_kernel_arg(
+                            k.get(),
+                            i,
+                            std::mem::size_of::<cl_mem>(),
+                            &mem as *const cl_mem as *const c_void,
+                        )
+                    }
+                    LaunchArg::Scalar(bytes) => {
+                        set_kernel_arg(k.get(), i, bytes.len(), bytes.as_ptr() as *const c_void)
+                    }
+                    LaunchArg::Local(n) => {
+                        set_kernel_arg(k.get(), i, (*n).max(1), std::ptr::null())
+                    }
+                }
+            };
+            r.map_err(|e| {
+                Failure::Launch(format!(
+                    "setting argument {i} ({a:?}): {}",
+                    opencl3::error_codes::ClError(e)
+                ))
+            })?;
+        }
+        let n = dims.dims.clamp(1, 3);
+        let local = dims.local.map(|l| l[..n].to_vec());
+        // SAFETY: the sizes point to `n` elements that live through the call.
+        let event = unsafe {
+            self.queue.enqueue_nd_range_kernel(
+                k.get(),
+                n as u32,
+                std::ptr::null(),
+                dims.global[..n].as_ptr(),
+                local.as_ref().map_or(std::ptr::null(), |l| l.as_ptr()),
+                &[],
+            )
+        }
+        .map_err(|e| {
+            Failure::Launch(format!(
+                "enqueueing with global {:?}, local {:?}: {e}",
+                &dims.global[..n],
+                local
+            ))
+        })?;
+        drop(k);
+        event
+            .wait()
+            .map_err(|e| Failure::Launch(format!("kernel execution: {e}")))?;
+        let start = event
+            .profiling_command_start()
+            .map_err(|e| Failure::Other(format!("profiling: {e}")))?;
+        let end = event
+            .profiling_command_end()
+            .map_err(|e| Failure::Other(format!("profiling: {e}")))?;
+        Ok(Duration::from_nanos(end.saturating_sub(start)))
+    }
+}
