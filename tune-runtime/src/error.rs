@@ -62,4 +62,36 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A backend cannot be used on this machine (no OpenCL library, no platform, no CUDA
+    /// driver).
+    #[error("the {backend} backend is unavailable: {reason}")]
+    BackendUnavailable {
+        /// `opencl` or `cuda`.
+        backend: String,
+        /// What is missing and how to get it.
+        reason: String,
+    },
+    /// No device matches the query.
+    #[error("no {backend} device matches `{query}`; available: {available}")]
+    DeviceNotFound {
+        /// `opencl` or `cuda`.
+        backend: String,
+        /// The platform/device name or index asked for.
+        query: String,
+        /// The devices that exist, as `index: platform / device`.
+        available: String,
+    },
+    /// A backend call failed outside a configuration's evaluation (allocating buffers,
+    /// running the reference kernel).
+    #[error("{backend}: {message}")]
+    Backend {
+        /// `opencl` or `cuda`.
+        backend: String,
+        /// What failed.
+        message: String,
+    },
+    /// A kernel spec that cannot be evaluated (no global size, a reference that does not
+    /// match the outputs).
+    #[error("invalid kernel spec: {0}")]
+    KernelSpec(String),
 }

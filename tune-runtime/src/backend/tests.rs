@@ -1,0 +1,415 @@
+//! The evaluator on a fake backend: kernels are Rust closures over byte buffers, "compiled"
+//! by reading their defines, and timed by a formula of the configuration.
+
+use super::*;
+use crate::{Param, SpaceBuilder};
+
+/// A fake device: `scale` computes `y = 2 * x` (n: int, x: float*, y: float*); with `X == 4`
+/// it is the fastest candidate but wrong ("slow but wrong" inverted: fast but wrong).
+struct Fake {
+    info: DeviceInfo,
+    compiles: std::sync::atomic::AtomicUsize,
+}
+
+struct FakeKernel {
+    name: String,
+    defines: HashMap<String, String>,
+}
+
+impl Fake {
+    fn new() -> Self {
+        Fake {
+            info: DeviceInfo {
+                backend: "fake".into(),
+                platform: "fake".into(),
+                name: "fake device".into(),
+                vendor: "tune".into(),
+                driver_version: "1".into(),
+                max_work_group_size: 64,
+                max_work_item_sizes: [64, 64, 1],
+                local_mem_bytes: 1024,
+                global_mem_bytes: 1 << 20,
+                compute_units: 1,
+            },
+            compiles: Default::default(),
+        }
+    }
+}
+
+impl Backend for Fake {
+    type Buffer = Mutex<Vec<u8>>;
+    type Kernel = FakeKernel;
+
+    fn device(&self) -> &DeviceInfo {
+        &self.info
+    }
+
+    fn compile(&self, r: &CompileRequest<'_>) -> Result<FakeKernel, Failure> {
+        self.compiles
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if r.source.contains("#error") {
+            return Err(Failure::Compile(format!(
+                "fake.cl:1: error: {}",
+                r.flags().join(" ")
+            )));
+        }
+        if !r.source.contains(r.kernel) {
+            return Err(Failure::Compile(format!("no kernel `{}`", r.kernel)));
+        }
+        Ok(FakeKernel {
+            name: r.kernel.to_string(),
+            defines: r.defines.iter().cloned().collect(),
+        })
+    }
+
+    fn kernel_limits(&self, k: &FakeKernel) -> KernelLimits {
+        KernelLimits {
+            max_work_group_size: k.defines.get("FAKE_MAX").and_then(|v| v.parse().ok()),
+            ..Default::default()
+        }
+    }
+
+    fn alloc(&self, bytes: usize) -> Result<Self::Buffer> {
+        Ok(Mutex::new(vec![0; bytes]))
+    }
+
+    fn write(&self, b: &mut Self::Buffer, data: &[u8]) -> Result<()> {
+        let b = b.get_mut().unwrap();
+        b[..data.len()].copy_from_slice(data);
+        Ok(())
+    }
+
+    fn read(&self, b: &Self::Buffer, out: &mut [u8]) -> Result<()> {
+        let b = b.lock().unwrap();
+        out.copy_from_slice(&b[..out.len()]);
+        Ok(())
+    }
+
+    fn launch(
+        &self,
+        k: &FakeKernel,
+        dims: &LaunchDims,
+        args: &[LaunchArg<'_, Self>],
+    ) -> Result<Duration, Failure> {
+        let x: u64 = k.defines.get("X").and_then(|v| v.parse().ok()).unwrap_or(1);
+        if k.name == "bad_args" || args.len() != 3 {
+            return Err(Failure::Launch("CL_INVALID_KERNEL_ARGS".into()));
+        }
+        let (LaunchArg::Scalar(n), LaunchArg::Buffer(xb), LaunchArg::Buffer(yb)) =
+            (&args[0], &args[1], &args[2])
+        else {
+            return Err(Failure::Launch("wrong argument kinds".into()));
+        };
+        let n = i32::from_ne_bytes((*n).try_into().unwrap()) as usize;
+        let xs = xb.lock().unwrap().clone();
+        let mut ys = yb.lock().unwrap();
+        let wrong = if x == 4 { 1.0 } else { 0.0 };
+        for i in 0..n.min(dims.global[0] * x as usize) {
+            let v = f32::from_ne_bytes(xs[4 * i..4 * i + 4].try_into().unwrap());
+            ys[4 * i..4 * i + 4].copy_from_slice(&(2.0 * v + wrong).to_ne_bytes());
+        }
+        Ok(Duration::from_micros(1000 / x))
+    }
+}
+
+const SRC: &str = "kernel scale";
+const N: usize = 256;
+
+fn space() -> Space {
+    SpaceBuilder::new()
+        .param(Param::<usize>::range("X", 1..=4))
+        .param(Param::<usize>::values("LS", [16, 32, 64, 128]))
+        .build()
+        .unwrap()
+}
+
+fn spec() -> KernelSpec {
+    KernelSpec::new(SRC, "scale")
+        .global(|c| [N / c.get::<usize>(0)])
+        .local(|c| [c.get::<usize>(1)])
+        .round_up_global(true)
+        .scalar(N as i32)
+        .buffer(BufferArg::random::<f32>(N, 7))
+        .buffer(BufferArg::zeros::<f32>(N).output())
+        .reference(|a| {
+            let x = a.buffer::<f32>(1)?;
+            Ok(vec![x.iter().map(|v| 2.0 * v).collect::<Vec<f32>>().into()])
+        })
+}
+
+fn find(s: &Space, x: usize, ls: usize) -> Config {
+    s.iter()
+        .find(|c| c.get::<usize>(0) == x && c.get::<usize>(1) == ls)
+        .unwrap()
+}
+
+fn eval(ev: &KernelEvaluator<Fake>, s: &Space, c: &Config) -> Result<Measured<Duration>, Failure> {
+    let p = ev.prepare(s, c)?;
+    ev.measure(s, c, p)
+}
+
+#[test]
+fn the_right_candidate_wins_over_the_fast_wrong_one() {
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec()).unwrap();
+    let mut best: Option<(Duration, Config)> = None;
+    let mut wrong = 0;
+    for c in s.iter() {
+        match eval(&ev, &s, &c) {
+            Ok(m) => {
+                assert_eq!(m.samples.len(), 5);
+                assert!(m.validation.is_some());
+                if best.as_ref().is_none_or(|b| m.cost < b.0) {
+                    best = Some((m.cost, c));
+                }
+            }
+            Err(Failure::WrongResult(msg)) => {
+                assert!(msg.contains("elements differ"), "{msg}");
+                assert_eq!(c.get::<usize>(0), 4);
+                wrong += 1;
+            }
+            Err(Failure::Invalid(msg)) => {
+                assert_eq!(c.get::<usize>(1), 128, "{msg}");
+                assert!(msg.contains("exceeds the device limit"), "{msg}");
+            }
+            Err(e) => panic!("unexpected {e}"),
+        }
+    }
+    assert_eq!(wrong, 3);
+    let (cost, c) = best.unwrap();
+    assert_eq!(c.get::<usize>(0), 3);
+    assert_eq!(cost, Duration::from_micros(333));
+}
+
+#[test]
+fn defines_cover_every_parameter_kind() {
+    let s = SpaceBuilder::new()
+        .param(Param::<usize>::range("A", 2..=2))
+        .param(Param::bool("B"))
+        .param(Param::<i32>::values("C", [-3]))
+        .build()
+        .unwrap();
+    let c = s.get(1).unwrap();
+    let spec = spec().define("EXTRA", 7);
+    let d = spec.defines_of(&s, &c);
+    assert_eq!(
+        d,
+        vec![
+            ("A".to_string(), "2".to_string()),
+            ("B".into(), "1".into()),
+            ("C".into(), "-3".into()),
+            ("EXTRA".into(), "7".into())
+        ]
+    );
+    let flags = CompileRequest {
+        source: "",
+        kernel: "k",
+        defines: &d,
+        options: &["-cl-mad-enable".into()],
+    }
+    .flags();
+    assert_eq!(flags[0], "-DA=2");
+    assert_eq!(flags[4], "-cl-mad-enable");
+}
+
+#[test]
+fn compile_failures_keep_the_log_and_cache_hits_skip_compilation() {
+    let s = space();
+    let fake = Arc::new(Fake::new());
+    let bad = KernelEvaluator::<Fake>::new(
+        fake.clone(),
+        &s,
+        KernelSpec::new("#error scale", "scale").global(|_| [N]),
+    )
+    .unwrap();
+    let c = find(&s, 1, 16);
+    match bad.prepare(&s, &c) {
+        Err(Failure::Compile(log)) => assert!(log.contains("-DX=1"), "{log}"),
+        other => panic!("{other:?}"),
+    }
+    let ev = KernelEvaluator::<Fake>::new(fake.clone(), &s, spec()).unwrap();
+    let before = fake.compiles.load(std::sync::atomic::Ordering::SeqCst);
+    let p1 = ev.prepare(&s, &c).unwrap();
+    let p2 = ev.prepare(&s, &c).unwrap();
+    assert_eq!(
+        fake.compiles.load(std::sync::atomic::Ordering::SeqCst),
+        before + 1
+    );
+    assert_eq!(p2.compile_time, Duration::ZERO);
+    drop(p1);
+}
+
+#[test]
+fn launch_failures_are_typed() {
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        KernelSpec::new("kernel bad_args", "bad_args").global(|_| [N]),
+    )
+    .unwrap();
+    let c = find(&s, 1, 16);
+    assert!(matches!(eval(&ev, &s, &c), Err(Failure::Launch(_))));
+}
+
+#[test]
+fn limits_reject_before_compiling() {
+    let s = space();
+    let fake = Arc::new(Fake::new());
+    // Local memory over the device's 1024 bytes.
+    let ev = KernelEvaluator::<Fake>::new(
+        fake.clone(),
+        &s,
+        spec().static_local_memory(|c| 512 * c.get::<usize>(0)),
+    )
+    .unwrap();
+    let c = find(&s, 4, 16);
+    let before = fake.compiles.load(std::sync::atomic::Ordering::SeqCst);
+    match ev.prepare(&s, &c) {
+        Err(Failure::Invalid(m)) => assert!(m.contains("local memory"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    assert_eq!(
+        fake.compiles.load(std::sync::atomic::Ordering::SeqCst),
+        before
+    );
+    // Global not divisible by local without rounding.
+    let ev = KernelEvaluator::<Fake>::new(
+        fake.clone(),
+        &s,
+        KernelSpec::new(SRC, "scale")
+            .global(|_| [100])
+            .local(|c| [c.get::<usize>(1)]),
+    )
+    .unwrap();
+    match ev.prepare(&s, &find(&s, 1, 16)) {
+        Err(Failure::Invalid(m)) => assert!(m.contains("does not divide"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+    // The kernel's own limit, known after compilation.
+    let ev = KernelEvaluator::<Fake>::new(fake, &s, spec().define("FAKE_MAX", 16)).unwrap();
+    match ev.prepare(&s, &find(&s, 1, 32)) {
+        Err(Failure::Invalid(m)) => assert!(m.contains("this kernel's limit"), "{m}"),
+        other => panic!("{other:?}"),
+    }
+}
+
+#[test]
+fn grid_sizes_convert_to_global() {
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        spec()
+            .grid(|c| [N / c.get::<usize>(0) / c.get::<usize>(1)])
+            .dynamic_local_memory(|c| 4 * c.get::<usize>(1)),
+    )
+    .unwrap();
+    let c = find(&s, 1, 32);
+    let d = ev.launch_dims(&c).unwrap();
+    assert_eq!(d.global, [256, 1, 1]);
+    assert_eq!(d.grid(), Some([8, 1, 1]));
+    assert_eq!(d.dynamic_local_bytes, 128);
+}
+
+#[test]
+fn reference_kernel_and_custom_comparator() {
+    let s = space();
+    let good = find(&s, 1, 16);
+    let ev = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        KernelSpec::new(SRC, "scale")
+            .global(|c| [N / c.get::<usize>(0)])
+            .scalar(N as i32)
+            .buffer(BufferArg::random::<f32>(N, 7))
+            .buffer(BufferArg::zeros::<f32>(N).output())
+            .reference_kernel(ReferenceKernel::same_kernel(good)),
+    )
+    .unwrap();
+    let x: Vec<f32> = match BufferArg::random::<f32>(N, 7).data() {
+        HostData::F32(v) => v.clone(),
+        _ => unreachable!(),
+    };
+    assert_eq!(
+        ev.expected().unwrap()[0],
+        HostData::from(x.iter().map(|v| 2.0 * v).collect::<Vec<f32>>())
+    );
+    let four = find(&s, 4, 16);
+    assert!(matches!(eval(&ev, &s, &four), Err(Failure::WrongResult(_))));
+    // A comparator that accepts anything within 1.5.
+    let ev = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        spec().comparator(|e, a| Tolerance::Absolute(1.5).check(e, a)),
+    )
+    .unwrap();
+    assert!(eval(&ev, &s, &four).is_ok());
+}
+
+#[test]
+fn tolerances() {
+    let e = HostData::from(vec![1.0f32, 100.0]);
+    let a = HostData::from(vec![1.001f32, 100.05]);
+    assert!(Tolerance::Absolute(0.01).check(&e, &a).is_err());
+    assert!(Tolerance::Absolute(0.1).check(&e, &a).is_ok());
+    assert!(Tolerance::Relative(1e-3).check(&e, &a).is_err());
+    assert!(Tolerance::Relative(2e-3).check(&e, &a).is_ok());
+    assert!(Tolerance::PerElement {
+        abs: 1e-3,
+        rel: 1e-3
+    }
+    .check(&e, &a)
+    .is_ok());
+    assert!(Tolerance::Norm(1e-4).check(&e, &a).is_err());
+    assert!(Tolerance::Norm(1e-3).check(&e, &a).is_ok());
+    assert!(Tolerance::Exact.check(&e, &e).is_ok());
+    assert!(Tolerance::Exact.check(&e, &a).is_err());
+    let nan = HostData::from(vec![f32::NAN, 100.0]);
+    assert!(Tolerance::default().check(&e, &nan).is_err());
+    assert!(Tolerance::Norm(1.0).check(&e, &nan).is_err());
+    assert!(Tolerance::default()
+        .check(&e, &HostData::from(vec![1.0f64, 100.0]))
+        .is_err());
+}
+
+#[test]
+fn inputs_are_restored_and_random_data_is_seeded() {
+    assert_eq!(
+        BufferArg::random::<f32>(8, 3).data(),
+        BufferArg::random::<f32>(8, 3).data()
+    );
+    assert_ne!(
+        BufferArg::random::<f32>(8, 3).data(),
+        BufferArg::random::<f32>(8, 4).data()
+    );
+    let ints = BufferArg::random::<i32>(100, 1);
+    let HostData::I32(v) = ints.data() else {
+        unreachable!()
+    };
+    assert!(v.iter().all(|&x| (0..16).contains(&x)));
+    // A wrong configuration leaves garbage in y; the next one starts from zeros again.
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec()).unwrap();
+    let four = find(&s, 4, 16);
+    assert!(eval(&ev, &s, &four).is_err());
+    assert!(eval(&ev, &s, &find(&s, 1, 16)).is_ok());
+}
+
+#[test]
+fn spec_errors() {
+    let s = space();
+    let e =
+        KernelEvaluator::<Fake>::new(Fake::new(), &s, KernelSpec::new(SRC, "scale")).unwrap_err();
+    assert!(e.to_string().contains(".global("), "{e}");
+    let e = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().reference(|_| Ok(vec![])))
+        .unwrap_err();
+    assert!(e.to_string().contains("1 outputs"), "{e}");
+    let e = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        spec().reference(|a| Ok(vec![a.buffer::<i32>(1)?.to_vec().into()])),
+    )
+    .unwrap_err();
+    assert!(e.to_string().contains("not of `int`"), "{e}");
+}
