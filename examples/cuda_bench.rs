@@ -67,9 +67,12 @@ mod bench {
         let blas = CudaBlas::new(stream.clone()).map_err(err)?;
         // SAFETY: a live handle; the default math mode keeps fp32 (no TF32).
         unsafe {
-            cublas_sys::cublasSetMathMode(*blas.handle(), cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH)
-                .result()
-                .map_err(err)?;
+            cublas_sys::cublasSetMathMode(
+                *blas.handle(),
+                cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH,
+            )
+            .result()
+            .map_err(err)?;
         }
         let da = stream.clone_htod(a).map_err(err)?;
         let db = stream.clone_htod(b).map_err(err)?;
@@ -89,8 +92,12 @@ mod bench {
         };
         let mut times = Vec::with_capacity(reps);
         for i in 0..reps + 3 {
-            let s = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err)?;
-            let e = ctx.new_event(Some(CUevent_flags::CU_EVENT_DEFAULT)).map_err(err)?;
+            let s = ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(err)?;
+            let e = ctx
+                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+                .map_err(err)?;
             s.record(&stream).map_err(err)?;
             // SAFETY: the buffers have the sizes the configuration describes.
             unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(err)?;
@@ -138,11 +145,20 @@ mod bench {
         let dev = tune::backend::Backend::device(cuda.as_ref()).describe();
         let nvrtc = tune::cuda::nvrtc_version();
         let threads = rayon::current_num_threads();
-        writeln!(report, "device: {dev}; NVRTC {nvrtc:?}; arch {}; {threads} compile threads", cuda.arch().option()).ok();
+        writeln!(
+            report,
+            "device: {dev}; NVRTC {nvrtc:?}; arch {}; {threads} compile threads",
+            cuda.arch().option()
+        )
+        .ok();
         println!("{}", report.trim_end());
 
         // --- 1-3: SGEMM ------------------------------------------------------------------
-        let sizes: &[(usize, usize, usize)] = if quick { &[(4096, 40, 8)] } else { &[(4096, 160, 16), (8192, 64, 16)] };
+        let sizes: &[(usize, usize, usize)] = if quick {
+            &[(4096, 40, 8)]
+        } else {
+            &[(4096, 160, 16), (8192, 64, 16)]
+        };
         let mut rows: Vec<Row> = Vec::new();
         let mut carry: Vec<tune::Config> = Vec::new();
         let mut pipeline_cmp = String::new();
@@ -160,9 +176,22 @@ mod bench {
             println!("[{size}] SGEMM space: {} valid configurations", space.len());
             // A hand-written starting point (the classic 128x128x8, 8x8 per thread).
             let classic = space.config_from_values(
-                [("BM", 128), ("BN", 128), ("BK", 8), ("TM", 8), ("TN", 8), ("VA", 4), ("VB", 4),
-                 ("PADA", 4), ("PADB", 0), ("DB", 1), ("UNR", 1), ("SWZ", 8), ("MINB", 2)]
-                    .map(|(k, v)| (k, tune::Value::Int(v))),
+                [
+                    ("BM", 128),
+                    ("BN", 128),
+                    ("BK", 8),
+                    ("TM", 8),
+                    ("TN", 8),
+                    ("VA", 4),
+                    ("VB", 4),
+                    ("PADA", 4),
+                    ("PADB", 0),
+                    ("DB", 1),
+                    ("UNR", 1),
+                    ("SWZ", 8),
+                    ("MINB", 2),
+                ]
+                .map(|(k, v)| (k, tune::Value::Int(v))),
             );
             let mut start: Vec<u128> = Vec::new();
             if let Ok(c) = &classic {
@@ -174,13 +203,24 @@ mod bench {
                 // Compile share without and with the pipeline, on the same random configs.
                 let n_cmp = if quick { 8 } else { 16 };
                 for pipelined in [false, true] {
-                    let spec = common::sgemm_spec(m as u32, n as u32, k as u32, a.clone(), b.clone(), Some(c_ref.clone()));
+                    let spec = common::sgemm_spec(
+                        m as u32,
+                        n as u32,
+                        k as u32,
+                        a.clone(),
+                        b.clone(),
+                        Some(c_ref.clone()),
+                    );
                     let eval = KernelEvaluator::new(cuda.clone(), &space, spec)?;
                     let mut search = Search::new(99, usize::MAX, Vec::new());
                     let st = common::tune_loop(&eval, &space, &mut search, n_cmp, 16, pipelined);
                     let line = format!(
                         "| {} | {} | {:.1} s | {:.2} | {:.1} s | {:.1} s ({:.0}%) | {:.1} s |",
-                        if pipelined { "parallel pipeline" } else { "serial compile" },
+                        if pipelined {
+                            "parallel pipeline"
+                        } else {
+                            "serial compile"
+                        },
                         st.evaluated,
                         st.wall.as_secs_f64(),
                         st.evaluated as f64 / st.wall.as_secs_f64(),
@@ -212,21 +252,40 @@ mod bench {
             // The best few configurations seed the next size.
             let mut hist = st.history.clone();
             hist.sort_by(|x, y| x.1.total_cmp(&y.1));
+            for (c, t) in hist.iter().take(5) {
+                println!(
+                    "    {:.3} ms {:.1} TFLOP/s  {}",
+                    t * 1e3,
+                    tflops(m, n, k, *t),
+                    space.describe(c)
+                );
+            }
             carry = hist.iter().take(6).map(|(c, _)| c.clone()).collect();
-            rows.push(Row { size, cublas: t_cublas, tuned, best, stats: st });
+            rows.push(Row {
+                size,
+                cublas: t_cublas,
+                tuned,
+                best,
+                stats: st,
+            });
         }
 
         // --- 4: XgemmDirect at ATF's deep-learning sizes --------------------------------
         let mut xrows = Vec::new();
         let xspace = common::xgemm_direct_space()?;
         println!("XgemmDirect space: {} valid configurations", xspace.len());
-        for (label, m, k, n) in [("IS1", 20, 1, 576), ("IS2", 20, 25, 576), ("IS3", 50, 1, 64), ("IS4", 10, 64, 500)] {
+        for (label, m, k, n) in [
+            ("IS1", 20, 1, 576),
+            ("IS2", 20, 25, 576),
+            ("IS3", 50, 1, 64),
+            ("IS4", 10, 64, 500),
+        ] {
             let a = common::random_f32(m * k, 5);
             let b = common::random_f32(k * n, 6);
             let (t_cublas, _) = cublas_sgemm(&cuda, m, n, k, &a, &b, 50)?;
             let spec = common::xgemm_direct_spec(m, n, k, 5);
             let eval = KernelEvaluator::new(cuda.clone(), &xspace, spec)?;
-            let mut search = Search::new(3, if quick { 30 } else { 120 }, Vec::new());
+            let mut search = Search::new(3 + seed as u64, if quick { 30 } else { 120 }, Vec::new());
             let budget = if quick { 40 } else { 200 };
             let st = common::tune_loop(&eval, &xspace, &mut search, budget, 32, true);
             let tuned = st.best.as_ref().map_or(f64::NAN, |(_, t)| *t);
@@ -271,7 +330,11 @@ mod bench {
         writeln!(report, "\n| mode (SGEMM 4096^3, same configurations) | evaluated | wall | evals/s | compile CPU | compile exposed (share of wall) | measuring |").ok();
         writeln!(report, "|---|---|---|---|---|---|---|").ok();
         report.push_str(&pipeline_cmp);
-        writeln!(report, "\n| shape | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | wall | best |").ok();
+        writeln!(
+            report,
+            "\n| shape | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | wall | best |"
+        )
+        .ok();
         writeln!(report, "|---|---|---|---|---|---|---|").ok();
         for (label, m, k, n, tc, tt, best, st) in &xrows {
             writeln!(
@@ -285,12 +348,19 @@ mod bench {
         writeln!(
             report,
             "| tune (parallel compile pipeline) | {:.1} | {:.1} s | {:.2} s | {:.2} s | {:.3} ms |",
-            kt.evaluated as f64 / kt.wall.as_secs_f64(), kt.wall.as_secs_f64(), kt.compile_cpu.as_secs_f64(),
-            kt.compile_wait.as_secs_f64(), kt_best * 1e3
-        ).ok();
+            kt.evaluated as f64 / kt.wall.as_secs_f64(),
+            kt.wall.as_secs_f64(),
+            kt.compile_cpu.as_secs_f64(),
+            kt.compile_wait.as_secs_f64(),
+            kt_best * 1e3
+        )
+        .ok();
         println!("\n{report}");
         if let Some(dir) = out_dir {
-            std::fs::write(format!("{dir}/cuda_bench.md"), &report).map_err(|e| Error::Io { path: dir.clone(), source: e })?;
+            std::fs::write(format!("{dir}/cuda_bench.md"), &report).map_err(|e| Error::Io {
+                path: dir.clone(),
+                source: e,
+            })?;
         }
         let _ = Instant::now();
         Ok(())

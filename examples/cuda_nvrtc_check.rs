@@ -7,7 +7,9 @@
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     use tune::cuda::{compile, Arch};
     let mut args = std::env::args().skip(1);
-    let path = args.next().ok_or("usage: cuda_nvrtc_check FILE.cu sm_XX [NAME=VALUE ...]")?;
+    let path = args
+        .next()
+        .ok_or("usage: cuda_nvrtc_check FILE.cu sm_XX [NAME=VALUE ...]")?;
     let arch = args.next().unwrap_or_else(|| "sm_90".into());
     let sm: u32 = arch.trim_start_matches("sm_").parse()?;
     let mut defines = Vec::new();
@@ -20,7 +22,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
     }
     let source = std::fs::read_to_string(&path)?;
-    match compile(&source, &path, &Arch { sm, cubin: true }, &defines, &options) {
+    match compile(
+        &source,
+        &path,
+        &Arch { sm, cubin: true },
+        &defines,
+        &options,
+    ) {
         Ok(c) => {
             println!("ok: {} bytes of CUBIN in {:.3} s", c.image.len(), c.seconds);
             print!("{}", c.log);

@@ -6,7 +6,7 @@ extern "C" __global__ void saxpy(const int n, const float a, const float* __rest
                                  float* __restrict__ y) {
     const int gid = blockIdx.x * blockDim.x + threadIdx.x;
     const int stride = n / WPT;
-#pragma unroll
+#pragma unroll 8
     for (int w = 0; w < WPT; ++w) {
         const int i = gid + w * stride;
         y[i] = a * x[i] + y[i];

@@ -42,36 +42,59 @@ pub fn sgemm_space(m: u32, n: u32, k: u32) -> tune::Result<Space> {
         (b.get::<u32>(BM) / b.get::<u32>(TM)) * (b.get::<u32>(BN) / b.get::<u32>(TN))
     };
     SpaceBuilder::new()
-        .param(Param::<u32>::values("BM", [32, 64, 128, 256]).constraint(&[], move |b| m % b.get::<u32>(BM) == 0))
-        .param(Param::<u32>::values("BN", [32, 64, 128, 256]).constraint(&[], move |b| n % b.get::<u32>(BN) == 0))
-        .param(Param::<u32>::values("BK", [8, 16, 32]).constraint(&[], move |b| k % b.get::<u32>(BK) == 0))
-        .param(Param::<u32>::values("TM", [4, 8, 16]).constraint(&[BM], |b| b.get::<u32>(BM) % b.get::<u32>(TM) == 0))
+        .param(
+            Param::<u32>::values("BM", [32, 64, 128, 256])
+                .constraint(&[], move |b| m % b.get::<u32>(BM) == 0),
+        )
+        .param(
+            Param::<u32>::values("BN", [32, 64, 128, 256])
+                .constraint(&[], move |b| n % b.get::<u32>(BN) == 0),
+        )
+        .param(
+            Param::<u32>::values("BK", [8, 16, 32])
+                .constraint(&[], move |b| k % b.get::<u32>(BK) == 0),
+        )
+        .param(
+            Param::<u32>::values("TM", [4, 8, 16])
+                .constraint(&[BM], |b| b.get::<u32>(BM) % b.get::<u32>(TM) == 0),
+        )
         .param(
             Param::<u32>::values("TN", [4, 8, 16]).constraint(&[BM, BN, TM], move |b| {
                 let (tm, tn) = (b.get::<u32>(TM), b.get::<u32>(TN));
                 b.get::<u32>(BN) % tn == 0 && tm * tn <= 128 && (64..=1024).contains(&nt(b))
             }),
         )
-        .param(Param::<u32>::values("VA", [1, 2, 4]).constraint(&[BM, BN, BK, TM, TN], move |b| {
-            (b.get::<u32>(BM) * b.get::<u32>(BK)) % (b.get::<u32>(VA) * nt(b)) == 0
-        }))
-        .param(Param::<u32>::values("VB", [1, 2, 4]).constraint(&[BM, BN, BK, TM, TN], move |b| {
-            (b.get::<u32>(BN) * b.get::<u32>(BK)) % (b.get::<u32>(VB) * nt(b)) == 0
-        }))
+        .param(
+            Param::<u32>::values("VA", [1, 2, 4]).constraint(&[BM, BN, BK, TM, TN], move |b| {
+                (b.get::<u32>(BM) * b.get::<u32>(BK)) % (b.get::<u32>(VA) * nt(b)) == 0
+            }),
+        )
+        .param(
+            Param::<u32>::values("VB", [1, 2, 4]).constraint(&[BM, BN, BK, TM, TN], move |b| {
+                (b.get::<u32>(BN) * b.get::<u32>(BK)) % (b.get::<u32>(VB) * nt(b)) == 0
+            }),
+        )
         .param(Param::<u32>::values("PADA", [0, 4]))
         .param(Param::<u32>::values("PADB", [0, 4]))
-        .param(Param::<u32>::values("DB", [0, 1]).constraint(&[BM, BN, BK, PADA, PADB], |b| {
-            let words = (b.get::<u32>(DB) + 1)
-                * b.get::<u32>(BK)
-                * (b.get::<u32>(BM) + b.get::<u32>(PADA) + b.get::<u32>(BN) + b.get::<u32>(PADB));
-            words * 4 <= 227 * 1024
-        }))
+        .param(
+            Param::<u32>::values("DB", [0, 1]).constraint(&[BM, BN, BK, PADA, PADB], |b| {
+                let words = (b.get::<u32>(DB) + 1)
+                    * b.get::<u32>(BK)
+                    * (b.get::<u32>(BM)
+                        + b.get::<u32>(PADA)
+                        + b.get::<u32>(BN)
+                        + b.get::<u32>(PADB));
+                words * 4 <= 227 * 1024
+            }),
+        )
         .param(Param::<u32>::values("UNR", [1, 0]))
         .param(Param::<u32>::values("SWZ", [1, 4, 8, 16]))
-        .param(Param::<u32>::values("MINB", [1, 2]).constraint(&[BM, BN, TM, TN], move |b| {
-            let regs = b.get::<u32>(TM) * b.get::<u32>(TN) + 40;
-            b.get::<u32>(12) * nt(b) * regs <= 65536
-        }))
+        .param(
+            Param::<u32>::values("MINB", [1, 2]).constraint(&[BM, BN, TM, TN], move |b| {
+                let regs = b.get::<u32>(TM) * b.get::<u32>(TN) + 40;
+                b.get::<u32>(12) * nt(b) * regs <= 65536
+            }),
+        )
         .build()
 }
 
@@ -97,7 +120,12 @@ pub fn sgemm_spec(
         .define("M", m)
         .define("N", n)
         .define("K", k)
-        .grid(move |c| [(n / c.get::<u32>(BN)) as usize, (m / c.get::<u32>(BM)) as usize])
+        .grid(move |c| {
+            [
+                (n / c.get::<u32>(BN)) as usize,
+                (m / c.get::<u32>(BM)) as usize,
+            ]
+        })
         .local(|c| {
             let nt = (c.get::<u32>(BM) / c.get::<u32>(TM)) * (c.get::<u32>(BN) / c.get::<u32>(TN));
             [nt as usize, 1]
@@ -233,7 +261,10 @@ impl TuneStats {
     }
 }
 
-type Prep = (u128, Result<tune::backend::PreparedKernel<Cuda>, tune::Failure>);
+type Prep = (
+    u128,
+    Result<tune::backend::PreparedKernel<Cuda>, tune::Failure>,
+);
 
 fn compile_batch(
     eval: &KernelEvaluator<Cuda>,
@@ -244,7 +275,10 @@ fn compile_batch(
     let one = |&i: &u128| -> Prep {
         match space.get(i) {
             Some(c) => (i, eval.prepare(space, &c)),
-            None => (i, Err(tune::Failure::Other("index out of the space".into()))),
+            None => (
+                i,
+                Err(tune::Failure::Other("index out of the space".into())),
+            ),
         }
     };
     if parallel {
@@ -401,7 +435,10 @@ pub fn xgemm_direct_spec(m: usize, n: usize, k: usize, seed: u64) -> KernelSpec 
         // CLBlast's global size: ceil(M / WGD) * MDIMCD by ceil(N / WGD) * NDIMCD.
         .global(move |cf| {
             let w = cf.get::<u32>(0) as usize;
-            [m.div_ceil(w) * cf.get::<u32>(1) as usize, n.div_ceil(w) * cf.get::<u32>(2) as usize]
+            [
+                m.div_ceil(w) * cf.get::<u32>(1) as usize,
+                n.div_ceil(w) * cf.get::<u32>(2) as usize,
+            ]
         })
         .local(|cf| [cf.get::<u32>(1) as usize, cf.get::<u32>(2) as usize])
         .scalar(m as i32)
@@ -414,7 +451,10 @@ pub fn xgemm_direct_spec(m: usize, n: usize, k: usize, seed: u64) -> KernelSpec 
         .buffer(BufferArg::zeros::<f32>(m * n).output())
         .warmups(3)
         .repetitions(50)
-        .tolerance(Tolerance::PerElement { abs: 1e-4, rel: 1e-4 })
+        .tolerance(Tolerance::PerElement {
+            abs: 1e-4,
+            rel: 1e-4,
+        })
         .reference(move |_| Ok(vec![HostData::F32(c.clone())]))
 }
 
@@ -426,9 +466,11 @@ pub const KT_MATMUL_SRC: &str = include_str!("../../kernels/kt_matmul.cu");
 pub fn kt_matmul_space() -> tune::Result<Space> {
     SpaceBuilder::new()
         .param(Param::<u32>::values("block_size_x", [16, 32, 64, 128]))
-        .param(Param::<u32>::values("block_size_y", [1, 2, 4, 8, 16]).constraint(&[0], |b| {
-            (32..=1024).contains(&(b.get::<u32>(0) * b.get::<u32>(1)))
-        }))
+        .param(
+            Param::<u32>::values("block_size_y", [1, 2, 4, 8, 16]).constraint(&[0], |b| {
+                (32..=1024).contains(&(b.get::<u32>(0) * b.get::<u32>(1)))
+            }),
+        )
         .param(Param::<u32>::values("tile_size_x", [1, 2, 4, 8]))
         .param(Param::<u32>::values("tile_size_y", [1, 2, 4, 8]))
         .param(Param::<u32>::values("loop_unroll", [1, 2, 4, 8]))
@@ -451,4 +493,83 @@ pub fn kt_matmul_spec(n: usize) -> KernelSpec {
         .scalar(n as i32)
         .warmups(0)
         .repetitions(7)
+}
+
+/// The 2D convolution kernel (kernels/conv.cu).
+pub const CONV_SRC: &str = include_str!("../../kernels/conv.cu");
+
+/// CLTune's convolution space (Table II): block sizes, work per thread, local-memory mode,
+/// vector width, padding, unrolling; tiles divide the `w x h` image, at most 1024 threads,
+/// the staged tile fits 48 KiB of shared memory, and settings that do not apply are fixed
+/// (vector width only with LOCAL = 2, padding only with LOCAL > 0).
+pub fn conv_space(w: u32, h: u32, fs: u32) -> tune::Result<Space> {
+    SpaceBuilder::new()
+        .param(Param::<u32>::values("TBX", [8, 16, 32, 64]))
+        .param(
+            Param::<u32>::values("TBY", [8, 16, 32])
+                .constraint(&[0], |b| b.get::<u32>(0) * b.get::<u32>(1) <= 1024),
+        )
+        .param(
+            Param::<u32>::values("WPTX", [1, 2, 4, 8])
+                .constraint(&[0], move |b| w % (b.get::<u32>(0) * b.get::<u32>(2)) == 0),
+        )
+        .param(
+            Param::<u32>::values("WPTY", [1, 2, 4, 8])
+                .constraint(&[1], move |b| h % (b.get::<u32>(1) * b.get::<u32>(3)) == 0),
+        )
+        .param(
+            Param::<u32>::values("LOCAL", [0, 1, 2]).constraint(&[0, 1, 2, 3], move |b| {
+                let sx = b.get::<u32>(0) * b.get::<u32>(2) + fs - 1 + 1;
+                let sy = b.get::<u32>(1) * b.get::<u32>(3) + fs - 1;
+                b.get::<u32>(4) == 0 || sx * sy * 4 + fs * fs * 4 <= 48 * 1024
+            }),
+        )
+        .param(
+            Param::<u32>::values("VECTOR", [1, 2, 4])
+                .constraint(&[4], |b| b.get::<u32>(4) == 2 || b.get::<u32>(5) == 1),
+        )
+        .param(
+            Param::<u32>::values("PADDING", [0, 1])
+                .constraint(&[4], |b| b.get::<u32>(4) > 0 || b.get::<u32>(6) == 0),
+        )
+        .param(Param::<u32>::values("UNROLL", [1, 0]))
+        .build()
+}
+
+/// The convolution spec for a `w x h` image and an `fs x fs` filter, validated against a
+/// host convolution (in f64, on all cores).
+pub fn conv_spec(w: usize, h: usize, fs: usize) -> KernelSpec {
+    let hfs = fs / 2;
+    let pw = w + 2 * hfs;
+    let ph = h + 2 * hfs;
+    let input = random_f32(pw * ph, 21);
+    let coeff = random_f32(fs * fs, 22);
+    let mut want = vec![0f32; w * h];
+    want.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
+            let mut s = 0f64;
+            for fy in 0..fs {
+                for fx in 0..fs {
+                    s += f64::from(coeff[fy * fs + fx]) * f64::from(input[(y + fy) * pw + x + fx]);
+                }
+            }
+            *o = s as f32;
+        }
+    });
+    KernelSpec::new(CONV_SRC, "conv")
+        .define("FS", fs)
+        .define("W", w)
+        .define("H", h)
+        .global(move |c| [w / c.get::<u32>(2) as usize, h / c.get::<u32>(3) as usize])
+        .local(|c| [c.get::<u32>(0) as usize, c.get::<u32>(1) as usize])
+        .buffer(BufferArg::from_vec(input))
+        .buffer(BufferArg::from_vec(coeff))
+        .buffer(BufferArg::zeros::<f32>(w * h).output())
+        .warmups(2)
+        .repetitions(10)
+        .tolerance(Tolerance::PerElement {
+            abs: 1e-4,
+            rel: 1e-4,
+        })
+        .reference(move |_| Ok(vec![HostData::F32(want.clone())]))
 }

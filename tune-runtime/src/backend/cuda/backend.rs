@@ -223,6 +223,9 @@ impl Cuda {
 
     /// Replaces a context poisoned by a sticky error (illegal address, kernel fault): a new
     /// context, a new stream, every live buffer re-allocated (zeroed), modules reloaded lazily.
+    /// Current drivers keep the whole process in the error state (seen on an H200 with driver
+    /// 580: creating a new context fails with the same error), so this then reports a
+    /// [`Failure::Launch`] that says to restart the process.
     fn rebuild(&self, st: &mut State) -> Result<(), Failure> {
         let ordinal = st.dev.info().ordinal;
         let slots: Vec<Slot> = st.buffers.iter().filter_map(Weak::upgrade).collect();
@@ -236,8 +239,13 @@ impl Cuda {
             guards.push((g, bytes));
         }
         st.flush = None;
-        let fresh = CudaDevice::open_ordinal(ordinal)
-            .map_err(|e| Failure::Other(format!("could not rebuild the CUDA context: {e}")))?;
+        let fresh = CudaDevice::open_ordinal(ordinal).map_err(|e| {
+            Failure::Launch(format!(
+                "the CUDA context could not be rebuilt after a sticky error ({e}); the driver \
+                 keeps a process in this state until it exits: restart the process (a tuning \
+                 run resumes from its results file)"
+            ))
+        })?;
         for (g, bytes) in guards.iter_mut() {
             **g = Some(
                 fresh

@@ -18,10 +18,12 @@
 //!    the device's or the kernel's limits as [`Failure::Invalid`](crate::Failure), opts in to
 //!    more than 48 KiB of dynamic shared memory when asked, optionally flushes the L2 cache
 //!    ([`Cuda::flush_l2`]), and times the kernel with CUDA events.
-//! 4. A launch error is [`Failure::Launch`](crate::Failure); after a sticky one (illegal
-//!    address, kernel fault) the context is replaced before the next launch: a new context and
-//!    stream, the buffers re-allocated (the evaluator restores their contents), the modules
-//!    reloaded.
+//! 4. A launch error is [`Failure::Launch`](crate::Failure) and never a panic. After a sticky
+//!    one (illegal address, kernel fault) the backend tries to replace its context before the
+//!    next launch (a new context and stream, the buffers re-allocated and restored by the
+//!    evaluator, the modules reloaded); current drivers keep the whole process in the error
+//!    state, and then every later launch is a `Failure::Launch` that says to restart the
+//!    process. Kernels that may fault are best tuned in a child process.
 
 mod backend;
 mod compile;
