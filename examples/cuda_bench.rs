@@ -38,79 +38,10 @@ mod bench {
     use std::time::Instant;
 
     use tune::backend::KernelEvaluator;
-    use tune::cuda::cudarc::cublas::{sys as cublas_sys, CudaBlas, Gemm, GemmConfig};
-    use tune::cuda::cudarc::driver::sys::CUevent_flags;
     use tune::cuda::Cuda;
     use tune::{Error, Result, Space};
 
     use super::common::{self, Search, TuneStats};
-
-    fn err(m: impl std::fmt::Display) -> Error {
-        Error::Backend {
-            backend: "cuda".into(),
-            message: m.to_string(),
-        }
-    }
-
-    /// cuBLAS SGEMM on row-major `m x k` times `k x n`: median seconds over `reps` launches
-    /// (each between two CUDA events, like tune's launches), and the product.
-    fn cublas_sgemm(
-        cuda: &Cuda,
-        m: usize,
-        n: usize,
-        k: usize,
-        a: &[f32],
-        b: &[f32],
-        reps: usize,
-    ) -> Result<(f64, Vec<f32>)> {
-        let (ctx, stream) = cuda.context()?;
-        let blas = CudaBlas::new(stream.clone()).map_err(err)?;
-        // SAFETY: a live handle; the default math mode keeps fp32 (no TF32).
-        unsafe {
-            cublas_sys::cublasSetMathMode(
-                *blas.handle(),
-                cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH,
-            )
-            .result()
-            .map_err(err)?;
-        }
-        let da = stream.clone_htod(a).map_err(err)?;
-        let db = stream.clone_htod(b).map_err(err)?;
-        let mut dc = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
-        // Row-major C = A B is column-major C^T = B^T A^T.
-        let cfg = GemmConfig {
-            transa: cublas_sys::cublasOperation_t::CUBLAS_OP_N,
-            transb: cublas_sys::cublasOperation_t::CUBLAS_OP_N,
-            m: n as i32,
-            n: m as i32,
-            k: k as i32,
-            alpha: 1.0f32,
-            lda: n as i32,
-            ldb: k as i32,
-            beta: 0.0f32,
-            ldc: n as i32,
-        };
-        let mut times = Vec::with_capacity(reps);
-        for i in 0..reps + 3 {
-            let s = ctx
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(err)?;
-            let e = ctx
-                .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-                .map_err(err)?;
-            s.record(&stream).map_err(err)?;
-            // SAFETY: the buffers have the sizes the configuration describes.
-            unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(err)?;
-            e.record(&stream).map_err(err)?;
-            stream.synchronize().map_err(err)?;
-            if i >= 3 {
-                times.push(f64::from(s.elapsed_ms(&e).map_err(err)?) * 1e-3);
-            }
-        }
-        let c = stream.clone_dtoh(&dc).map_err(err)?;
-        times.sort_by(f64::total_cmp);
-        Ok((times[times.len() / 2], c))
-    }
 
     fn tflops(m: usize, n: usize, k: usize, secs: f64) -> f64 {
         2.0 * (m * n * k) as f64 / secs / 1e12
@@ -166,7 +97,7 @@ mod bench {
             let (m, n, k) = (size, size, size);
             let a = common::random_f32(m * k, 11);
             let b = common::random_f32(k * n, 12);
-            let (t_cublas, c_ref) = cublas_sgemm(&cuda, m, n, k, &a, &b, 20)?;
+            let (t_cublas, c_ref) = common::cublas_sgemm(&cuda, m, n, k, &a, &b, 20)?;
             println!(
                 "[{size}] cuBLAS SGEMM {:.3} ms = {:.1} TFLOP/s",
                 t_cublas * 1e3,
@@ -274,15 +205,18 @@ mod bench {
         let mut xrows = Vec::new();
         let xspace = common::xgemm_direct_space()?;
         println!("XgemmDirect space: {} valid configurations", xspace.len());
-        for (label, m, k, n) in [
+        for (seed, (label, m, k, n)) in [
             ("IS1", 20, 1, 576),
             ("IS2", 20, 25, 576),
             ("IS3", 50, 1, 64),
             ("IS4", 10, 64, 500),
-        ] {
+        ]
+        .into_iter()
+        .enumerate()
+        {
             let a = common::random_f32(m * k, 5);
             let b = common::random_f32(k * n, 6);
-            let (t_cublas, _) = cublas_sgemm(&cuda, m, n, k, &a, &b, 50)?;
+            let (t_cublas, _) = common::cublas_sgemm(&cuda, m, n, k, &a, &b, 50)?;
             let spec = common::xgemm_direct_spec(m, n, k, 5);
             let eval = KernelEvaluator::new(cuda.clone(), &xspace, spec)?;
             let mut search = Search::new(3 + seed as u64, if quick { 30 } else { 120 }, Vec::new());

@@ -27,7 +27,7 @@ fn a_faulting_kernel_is_a_launch_failure() {
         .param(Param::<u32>::values("BS", [128]))
         .build()
         .unwrap();
-    let c = space.default_config().unwrap();
+    let c = space.get(0).unwrap();
     let crash = KernelSpec::new(
         "extern \"C\" __global__ void crash(float* y) { float* p = (float*)0x10; p[threadIdx.x] = y[0]; }",
         "crash",

@@ -12,6 +12,8 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use rayon::prelude::*;
 use tune::backend::{BufferArg, HostData, KernelEvaluator, KernelSpec, Tolerance};
+use tune::cuda::cudarc::cublas::{sys as cublas_sys, CudaBlas, Gemm, GemmConfig};
+use tune::cuda::cudarc::driver::sys::CUevent_flags;
 use tune::cuda::Cuda;
 use tune::{Config, Evaluator, Neighbourhood, Param, Space, SpaceBuilder};
 
@@ -572,4 +574,71 @@ pub fn conv_spec(w: usize, h: usize, fs: usize) -> KernelSpec {
             rel: 1e-4,
         })
         .reference(move |_| Ok(vec![HostData::F32(want.clone())]))
+}
+
+fn err(m: impl std::fmt::Display) -> tune::Error {
+    tune::Error::Backend {
+        backend: "cuda".into(),
+        message: m.to_string(),
+    }
+}
+
+/// cuBLAS SGEMM on row-major `m x k` times `k x n`: median seconds over `reps` launches
+/// (each between two CUDA events, like tune's launches), and the product.
+pub fn cublas_sgemm(
+    cuda: &Cuda,
+    m: usize,
+    n: usize,
+    k: usize,
+    a: &[f32],
+    b: &[f32],
+    reps: usize,
+) -> tune::Result<(f64, Vec<f32>)> {
+    let (ctx, stream) = cuda.context()?;
+    let blas = CudaBlas::new(stream.clone()).map_err(err)?;
+    // SAFETY: a live handle; the default math mode keeps fp32 (no TF32).
+    unsafe {
+        cublas_sys::cublasSetMathMode(
+            *blas.handle(),
+            cublas_sys::cublasMath_t::CUBLAS_DEFAULT_MATH,
+        )
+        .result()
+        .map_err(err)?;
+    }
+    let da = stream.clone_htod(a).map_err(err)?;
+    let db = stream.clone_htod(b).map_err(err)?;
+    let mut dc = stream.alloc_zeros::<f32>(m * n).map_err(err)?;
+    // Row-major C = A B is column-major C^T = B^T A^T.
+    let cfg = GemmConfig {
+        transa: cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+        transb: cublas_sys::cublasOperation_t::CUBLAS_OP_N,
+        m: n as i32,
+        n: m as i32,
+        k: k as i32,
+        alpha: 1.0f32,
+        lda: n as i32,
+        ldb: k as i32,
+        beta: 0.0f32,
+        ldc: n as i32,
+    };
+    let mut times = Vec::with_capacity(reps);
+    for i in 0..reps + 3 {
+        let s = ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err)?;
+        let e = ctx
+            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+            .map_err(err)?;
+        s.record(&stream).map_err(err)?;
+        // SAFETY: the buffers have the sizes the configuration describes.
+        unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(err)?;
+        e.record(&stream).map_err(err)?;
+        stream.synchronize().map_err(err)?;
+        if i >= 3 {
+            times.push(f64::from(s.elapsed_ms(&e).map_err(err)?) * 1e-3);
+        }
+    }
+    let c = stream.clone_dtoh(&dc).map_err(err)?;
+    times.sort_by(f64::total_cmp);
+    Ok((times[times.len() / 2], c))
 }
