@@ -130,10 +130,17 @@ mod bench {
             }
             start.extend(carry.iter().filter_map(|c| space.index_of(c)));
 
+            let only_pipeline = std::env::var("TUNE_BENCH_ONLY").as_deref() == Ok("pipeline");
             if size == 4096 {
                 // Compile share without and with the pipeline, on the same random configs.
                 let n_cmp = if quick { 8 } else { 16 };
-                for pipelined in [false, true] {
+                let order: &[bool] =
+                    if std::env::var("TUNE_BENCH_ONLY").as_deref() == Ok("pipeline") {
+                        &[true, false, true, false]
+                    } else {
+                        &[false, true]
+                    };
+                for &pipelined in order {
                     let spec = common::sgemm_spec(
                         m as u32,
                         n as u32,
@@ -164,6 +171,10 @@ mod bench {
                     pipeline_cmp.push_str(&line);
                     pipeline_cmp.push('\n');
                 }
+            }
+            if only_pipeline {
+                println!("{pipeline_cmp}");
+                return Ok(());
             }
 
             let spec = common::sgemm_spec(m as u32, n as u32, k as u32, a, b, Some(c_ref));

@@ -5,7 +5,6 @@
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../examples/common/cuda.rs"]
-#[allow(dead_code)]
 mod common;
 
 use std::sync::Arc;
