@@ -7,8 +7,8 @@
 
 pub mod backend;
 pub mod cost;
-/// The CUDA backend (feature `cuda`). Lives in `backend/cuda/`; declared here until
-/// `backend/mod.rs` declares it as `backend::cuda`.
+// The CUDA backend (feature `cuda`). Lives in `backend/cuda/`; declared here until
+// `backend/mod.rs` declares it as `backend::cuda`.
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 #[path = "backend/cuda/mod.rs"]

@@ -216,7 +216,7 @@ impl CudaDevice {
     ///
     /// ```no_run
     /// # fn main() -> tune_runtime::Result<()> {
-    /// use tune_runtime::backend::cuda::CudaDevice;
+    /// use tune_runtime::cuda::CudaDevice;
     /// let gpu = CudaDevice::open("H200")?; // or CudaDevice::open(0)
     /// println!("{}", gpu.info().describe());
     /// # Ok(()) }
