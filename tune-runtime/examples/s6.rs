@@ -89,6 +89,8 @@ fn main() -> tune_runtime::Result<()> {
         sp.memory_bytes() as f64 / sp.len() as f64,
         sp.groups().iter().map(|g| g.1).collect::<Vec<_>>()
     );
+    println!("{:?}", sp.__level_sizes());
+    println!("{:?}", sp.__build_order());
     let n = 1usize << 20;
     let t = Instant::now();
     let sx = SpaceBuilder::new()

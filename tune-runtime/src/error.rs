@@ -62,6 +62,30 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A search technique name that is not built in.
+    #[error("unknown search technique `{name}`; expected one of: {known}")]
+    UnknownTechnique {
+        /// The name asked for.
+        name: String,
+        /// The valid names, comma-separated.
+        known: String,
+    },
+    /// A tuning run found no valid configuration.
+    #[error("no valid configuration among {evaluated} evaluated ({failures}); check the evaluator and the constraints, and see the log for each failure's detail")]
+    NoValidConfiguration {
+        /// How many configurations were evaluated.
+        evaluated: u64,
+        /// The failures by kind, e.g. `compile: 3, launch: 1`.
+        failures: String,
+    },
+    /// Configurations whose output did not match the reference (the cargo-test flow).
+    #[error("{count} configuration(s) gave wrong results: {list}; fix the kernel for these configurations or exclude them with a constraint")]
+    WrongResults {
+        /// How many.
+        count: usize,
+        /// Each configuration and the validation message, one per line.
+        list: String,
+    },
     /// A backend cannot be used on this machine (no OpenCL library, no platform, no CUDA
     /// driver).
     #[error("the {backend} backend is unavailable: {reason}")]

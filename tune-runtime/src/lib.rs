@@ -1,10 +1,12 @@
-//! The engine of tune: tuning parameters and constrained search spaces.
+//! The engine of tune: tuning parameters, constrained search spaces, the tuning loop,
+//! evaluators, abort conditions and results.
 //!
 //! Users normally depend on the facade crate `tune`, whose macros expand to this crate's
 //! builder API ([`space::SpaceBuilder`], [`param::Param`]); the same API declares spaces at
 //! run time.
 #![warn(missing_docs)]
 
+pub mod abort;
 pub mod backend;
 pub mod cost;
 // The CUDA backend (feature `cuda`). Lives in `backend/cuda/`; declared here until
@@ -15,21 +17,33 @@ pub mod cost;
 pub mod cuda;
 mod error;
 pub mod evaluate;
+mod macro_support;
 pub mod param;
+pub mod results;
 pub mod search;
+pub mod simulate;
 pub mod space;
+pub mod tuner;
 
 pub use cost::Cost;
 pub use error::{Error, Result};
 pub use evaluate::{Evaluator, Failure, Measured};
 pub use param::{Bound, EnumParam, Integer, Kind, Param, ParamType, Value};
-pub use search::Technique;
+pub use search::{technique_by_name, Technique, TechniqueKind};
 pub use space::{Config, Neighbourhood, ParamInfo, Space, SpaceBuilder};
+pub use tuner::testing;
+pub use tuner::{Tuner, TuningResult};
 
 /// Items the macros expand to. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::macro_support::{
+        check_len, field, invalid_declaration, position, Tunable, Unranged,
+    };
+    pub use crate::param::Kind;
     pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};
+    pub use crate::results::database::dispatch as best_config;
+    pub use crate::results::{Choice, Source};
     pub use crate::space::{Config, Space, SpaceBuilder};
     pub use crate::{Error, Result};
 }

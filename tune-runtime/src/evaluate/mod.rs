@@ -117,3 +117,25 @@ pub trait Evaluator: Send + Sync {
         "cpu".into()
     }
 }
+
+/// A borrowed evaluator evaluates too (so it can be inspected after a run).
+impl<E: Evaluator> Evaluator for &E {
+    type Cost = E::Cost;
+    type Prepared = E::Prepared;
+    fn prepare(&self, s: &Space, c: &Config) -> Result<E::Prepared, Failure> {
+        (**self).prepare(s, c)
+    }
+    fn measure(&self, s: &Space, c: &Config, p: E::Prepared) -> Result<Measured<E::Cost>, Failure> {
+        (**self).measure(s, c, p)
+    }
+    fn charged_time(&self, s: &Space, c: &Config) -> Option<Duration> {
+        (**self).charged_time(s, c)
+    }
+    fn device(&self) -> String {
+        (**self).device()
+    }
+}
+
+pub mod closure;
+#[cfg(unix)]
+pub mod process;

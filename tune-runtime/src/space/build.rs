@@ -36,6 +36,7 @@ use crate::{Error, Result};
 pub struct SpaceBuilder<'a> {
     params: Vec<ErasedParam<'a>>,
     errors: Vec<Error>,
+    split_nodes: Option<usize>,
 }
 
 struct ErasedParam<'a> {
@@ -91,6 +92,14 @@ impl<'a> SpaceBuilder<'a> {
         self
     }
 
+    /// Testing knob: the number of nodes at which construction splits into parallel
+    /// subtrees (default 512). Small values exercise the parallel path on small spaces.
+    #[doc(hidden)]
+    pub fn __split_nodes(mut self, n: usize) -> Self {
+        self.split_nodes = Some(n.max(1));
+        self
+    }
+
     /// Builds the space.
     ///
     /// # Errors
@@ -98,7 +107,12 @@ impl<'a> SpaceBuilder<'a> {
     /// impossible range), a space with more than 2^128 configurations, or a constraint that
     /// panicked.
     pub fn build(self) -> Result<Space> {
-        let SpaceBuilder { params, mut errors } = self;
+        let SpaceBuilder {
+            params,
+            mut errors,
+            split_nodes,
+        } = self;
+        let split = split_nodes.unwrap_or(SPLIT_NODES);
         validate(&params, &mut errors);
         if let Some(e) = errors.into_iter().next() {
             return Err(e);
@@ -109,7 +123,7 @@ impl<'a> SpaceBuilder<'a> {
         let built = catch_unwind(AssertUnwindSafe(|| {
             plans
                 .par_iter()
-                .map(|g| build_group(g, nslots))
+                .map(|g| build_group(g, nslots, split))
                 .collect::<Result<Vec<Group>>>()
         }));
         let groups = match built {
@@ -177,6 +191,9 @@ struct LevelPlan<'a> {
     set_ints: Vec<i128>,
     gens: Vec<(IntOp, IntExpr<'a>)>,
     checks: Vec<Check<'a>>,
+    /// The other slots this level's rules read: its valid values depend on nothing else,
+    /// so they are memoised by these slots' values.
+    key: Vec<usize>,
 }
 
 struct GroupPlan<'a> {
@@ -215,7 +232,8 @@ fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
     }
     groups
         .into_iter()
-        .map(|slots| {
+        .map(|members| {
+            let slots = build_order(params, &members);
             let mut levels: Vec<LevelPlan<'a>> = slots
                 .iter()
                 .map(|&s| {
@@ -230,17 +248,32 @@ fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
                         set_ints,
                         gens: Vec::new(),
                         checks: Vec::new(),
+                        key: Vec::new(),
                     }
                 })
                 .collect();
             // A rule is applied at the level of the last parameter it reads.
-            let level_of = |slot: usize| slots.iter().position(|&s| s == slot).unwrap_or(0);
+            let mut level_of = vec![0usize; n];
+            for (l, &s) in slots.iter().enumerate() {
+                level_of[s] = l;
+            }
             for &owner in &slots {
                 for r in &params[owner].rules {
-                    let last = r.deps.iter().copied().chain([owner]).max().unwrap_or(owner);
-                    let lvl = &mut levels[level_of(last)];
+                    let at = r
+                        .deps
+                        .iter()
+                        .map(|&d| level_of[d])
+                        .fold(level_of[owner], usize::max);
+                    let lvl = &mut levels[at];
+                    lvl.key.extend(
+                        r.deps
+                            .iter()
+                            .copied()
+                            .chain([owner])
+                            .filter(|&d| d != lvl.slot),
+                    );
                     match &r.kind {
-                        RuleKind::Int { op, rhs } if last == owner => {
+                        RuleKind::Int { op, rhs } if at == level_of[owner] => {
                             lvl.gens.push((*op, rhs.clone()))
                         }
                         RuleKind::Int { op, rhs } => lvl.checks.push(Check::Late {
@@ -253,13 +286,72 @@ fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
                     }
                 }
             }
+            for lvl in &mut levels {
+                lvl.key.sort_unstable();
+                lvl.key.dedup();
+            }
             GroupPlan { slots, levels }
         })
         .collect()
 }
 
+/// The order in which a group's parameters are bound: every parameter after those its rules
+/// read (so aliases can generate candidates), and each one as late as possible, so that a
+/// parameter's branching multiplies as few levels below it as possible. Among parameters
+/// that may go last, the one with the most candidate values goes last.
+fn build_order(params: &[ErasedParam<'_>], members: &[usize]) -> Vec<usize> {
+    // readers[d]: members whose rules read d (and must therefore come after d).
+    let mut readers: Vec<Vec<usize>> = vec![Vec::new(); params.len()];
+    for &m in members {
+        for r in &params[m].rules {
+            for &d in &r.deps {
+                if d != m && d < m {
+                    readers[d].push(m);
+                }
+            }
+        }
+    }
+    // Rules that read a later slot are checked late; they impose no order.
+    let branching = |s: usize| -> u64 {
+        let p = &params[s];
+        let len = p.info.domain.len();
+        let pruned = p.rules.iter().any(|r| {
+            matches!(
+                r.kind,
+                RuleKind::Int {
+                    op: IntOp::Divides | IntOp::Equal | IntOp::MultipleOf,
+                    ..
+                }
+            )
+        });
+        if pruned {
+            len.min(8)
+        } else {
+            len
+        }
+    };
+    let mut placed = vec![false; params.len()];
+    let mut rev = Vec::with_capacity(members.len());
+    while rev.len() < members.len() {
+        let pick = members
+            .iter()
+            .copied()
+            .filter(|&m| !placed[m] && readers[m].iter().all(|&r| placed[r]))
+            .max_by_key(|&m| (branching(m), m));
+        let Some(m) = pick else { break };
+        placed[m] = true;
+        rev.push(m);
+    }
+    // Unreachable for a forest of "reads earlier slot" edges; keep declaration order otherwise.
+    if rev.len() < members.len() {
+        return members.to_vec();
+    }
+    rev.reverse();
+    rev
+}
+
 impl LevelPlan<'_> {
-    /// Appends to `out` the domain indices, ascending, that satisfy this level's aliases.
+    /// Writes to `out` the domain indices, ascending, that satisfy this level's aliases.
     fn candidates(&self, bound: &[u64], out: &mut Vec<u32>) {
         out.clear();
         let b = Bound::new(bound);
@@ -267,8 +359,33 @@ impl LevelPlan<'_> {
         let mut hi_v = i128::MAX;
         let mut div: Option<i128> = None; // smallest non-zero dividend
         let mut mult: Option<i128> = None; // largest modulus
-        for (op, rhs) in &self.gens {
-            let Some(r) = rhs(&b) else { return };
+                                           // Right-hand sides, evaluated once per node.
+        let mut rhs_buf = [0i128; 8];
+        let many;
+        let rhs: &[i128] = if self.gens.len() <= rhs_buf.len() {
+            for (i, (_, f)) in self.gens.iter().enumerate() {
+                match f(&b) {
+                    Some(r) => rhs_buf[i] = r,
+                    None => return,
+                }
+            }
+            &rhs_buf[..self.gens.len()]
+        } else {
+            match self
+                .gens
+                .iter()
+                .map(|(_, f)| f(&b))
+                .collect::<Option<Vec<_>>>()
+            {
+                Some(v) => {
+                    many = v;
+                    &many
+                }
+                None => return,
+            }
+        };
+        let mut simple = true;
+        for (&(op, _), &r) in self.gens.iter().zip(rhs) {
             match op {
                 IntOp::AtMost => hi_v = hi_v.min(r),
                 IntOp::LessThan => hi_v = hi_v.min(r.saturating_sub(1)),
@@ -278,12 +395,14 @@ impl LevelPlan<'_> {
                     lo_v = lo_v.max(r);
                     hi_v = hi_v.min(r);
                 }
-                IntOp::Divides if r != 0 => {
-                    if div.is_none_or(|d| r.abs() < d) {
+                IntOp::Divides => {
+                    simple = false;
+                    if r != 0 && div.is_none_or(|d| r.abs() < d) {
                         div = Some(r.abs());
                     }
                 }
                 IntOp::MultipleOf => {
+                    simple = false;
                     if r == 0 {
                         return;
                     }
@@ -291,7 +410,7 @@ impl LevelPlan<'_> {
                         mult = Some(r.abs());
                     }
                 }
-                IntOp::Divides | IntOp::Unequal => {}
+                IntOp::Unequal => simple = false,
             }
         }
         if lo_v > hi_v {
@@ -300,18 +419,9 @@ impl LevelPlan<'_> {
         let ok = |v: i128| {
             self.gens
                 .iter()
-                .all(|(op, rhs)| rhs(&b).is_some_and(|r| op.holds(v, r)))
+                .zip(rhs)
+                .all(|(&(op, _), &r)| op.holds(v, r))
         };
-        let simple = self.gens.iter().all(|(op, _)| {
-            matches!(
-                op,
-                IntOp::AtMost
-                    | IntOp::LessThan
-                    | IntOp::AtLeast
-                    | IntOp::GreaterThan
-                    | IntOp::Equal
-            )
-        });
         match &self.domain {
             Domain::Set(_) => {
                 for (i, &v) in self.set_ints.iter().enumerate() {
@@ -378,27 +488,39 @@ fn isqrt(n: i128) -> i128 {
 
 /// Calls `f` with every divisor of `d > 0` in `[a, z]`, ascending (negative ones first).
 fn for_each_divisor(d: i128, a: i128, z: i128, mut f: impl FnMut(i128)) {
-    let mut small = Vec::new();
-    let mut large = Vec::new();
-    let mut i = 1;
-    while i * i <= d {
-        if d % i == 0 {
-            small.push(i);
-            if i * i != d {
-                large.push(d / i);
+    let r = isqrt(d);
+    if a < 0 {
+        // -d .. -1: the negated divisors, largest magnitude first.
+        for i in 1..=r {
+            if d % i == 0 {
+                let v = -(d / i);
+                if v >= a && v <= z {
+                    f(v);
+                }
             }
         }
-        i += 1;
+        for i in (1..=r).rev() {
+            if d % i == 0 && i * i != d && -i >= a && -i <= z {
+                f(-i);
+            }
+        }
     }
-    let ascending = || small.iter().copied().chain(large.iter().rev().copied());
-    if a < 0 {
-        let neg: Vec<i128> = ascending().map(|v| -v).collect();
-        neg.into_iter()
-            .rev()
-            .filter(|&v| v >= a && v <= z)
-            .for_each(&mut f);
+    for i in 1..=r.min(z) {
+        if d % i == 0 && i >= a {
+            f(i);
+        }
     }
-    ascending().filter(|&v| v >= a && v <= z).for_each(f);
+    for i in (1..=r).rev() {
+        if d % i == 0 && i * i != d {
+            let v = d / i;
+            if v > z {
+                break;
+            }
+            if v >= a {
+                f(v);
+            }
+        }
+    }
 }
 
 impl Domain {
@@ -417,13 +539,171 @@ struct Chunk {
     starts: Vec<Vec<u32>>,
     /// Values on levels `s+1..depth`.
     vals: Vec<IdxVec>,
+    /// Frontier nodes (level `s`) with no leaf below them.
     dead: usize,
 }
 
 /// Nodes on the level where the build splits into parallel subtrees.
 const SPLIT_NODES: usize = 512;
 
-fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
+/// A level's valid values under recently seen values of the slots its rules read
+/// (direct-mapped), so that repeated sub-problems are solved once.
+struct Memo {
+    klen: usize,
+    keys: Vec<u64>,
+    lists: Vec<IdxVec>,
+    filled: Vec<bool>,
+    cands: Vec<u32>,
+    valid: Vec<u32>,
+    /// The ways used last and before: consecutive nodes often share their key, or
+    /// alternate between two.
+    last: usize,
+    prev: usize,
+    /// Ways, allocated on first use (a level that is never reached costs nothing).
+    ways: usize,
+    /// Slow-path lookups and hits among them: a level whose keys rarely repeat keeps only
+    /// its last key, since hashing would be pure overhead.
+    lookups: usize,
+    hits: usize,
+    /// Whether keys are short enough to be compared at all.
+    enabled: bool,
+    domain_len: u64,
+}
+
+const MEMO_WAYS: usize = 256;
+/// Lookups after which a level whose hit rate is under 1/4 stops memoising.
+const MEMO_PROBATION: usize = 1024;
+/// Longest key that is memoised; levels reading more slots are recomputed each time.
+const MEMO_MAX_KEY: usize = 12;
+
+impl Memo {
+    fn new(lp: &LevelPlan<'_>) -> Self {
+        let klen = lp.key.len();
+        Memo {
+            klen,
+            keys: Vec::new(),
+            lists: Vec::new(),
+            filled: Vec::new(),
+            cands: Vec::new(),
+            valid: Vec::new(),
+            last: 0,
+            prev: 0,
+            ways: if klen == 0 || klen > MEMO_MAX_KEY {
+                1
+            } else {
+                MEMO_WAYS
+            },
+            lookups: 0,
+            hits: 0,
+            enabled: klen <= MEMO_MAX_KEY,
+            domain_len: lp.domain.len(),
+        }
+    }
+
+    /// The valid values (domain indices) of level `l` under the prefix in `bound`.
+    #[inline(always)]
+    fn valid<'m>(&'m mut self, plan: &GroupPlan<'_>, l: usize, bound: &mut [u64]) -> &'m IdxVec {
+        // Fast path: the key of one of the last two lookups (siblings usually share it).
+        let klen = self.klen;
+        if self.enabled {
+            let key = &plan.levels[l].key;
+            for way in [self.last, self.prev] {
+                if self.filled.get(way) == Some(&true)
+                    && key
+                        .iter()
+                        .zip(&self.keys[way * klen..])
+                        .all(|(&s, &k)| bound[s] == k)
+                {
+                    return &self.lists[way];
+                }
+            }
+        }
+        self.valid_slow(plan, l, bound)
+    }
+
+    #[inline(never)]
+    fn valid_slow<'m>(
+        &'m mut self,
+        plan: &GroupPlan<'_>,
+        l: usize,
+        bound: &mut [u64],
+    ) -> &'m IdxVec {
+        let lp = &plan.levels[l];
+        let klen = self.klen;
+        if self.ways > 1 && self.lookups == MEMO_PROBATION && self.hits * 4 < self.lookups {
+            // Keys rarely repeat beyond the last two: keep only the last one.
+            self.ways = 1;
+            self.lists.clear();
+        }
+        if !self.enabled {
+            if self.lists.is_empty() {
+                self.lists.push(IdxVec::for_domain(self.domain_len));
+            }
+            compute_valid(lp, bound, &mut self.cands, &mut self.valid);
+            let list = &mut self.lists[0];
+            list.clear();
+            list.extend_u32(&self.valid);
+            return list;
+        }
+        self.lookups += 1;
+        if self.lists.is_empty() {
+            self.last = 0;
+            self.prev = 0;
+            self.keys = vec![0; self.ways * klen];
+            self.lists = vec![IdxVec::for_domain(self.domain_len); self.ways];
+            self.filled = vec![false; self.ways];
+        }
+        let way = if self.ways == 1 {
+            0
+        } else {
+            let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
+            for &s in &lp.key {
+                h = (h ^ bound[s]).wrapping_mul(0x100_0000_01B3).rotate_left(23);
+            }
+            let way = (h ^ (h >> 29)) as usize & (self.ways - 1);
+            let stored = &self.keys[way * klen..(way + 1) * klen];
+            if self.filled[way] && lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                self.hits += 1;
+                self.prev = std::mem::replace(&mut self.last, way);
+                return &self.lists[way];
+            }
+            way
+        };
+        {
+            for (k, &s) in self.keys[way * klen..(way + 1) * klen]
+                .iter_mut()
+                .zip(&lp.key)
+            {
+                *k = bound[s];
+            }
+            self.filled[way] = true;
+            self.prev = std::mem::replace(&mut self.last, way);
+        }
+        compute_valid(lp, bound, &mut self.cands, &mut self.valid);
+        let list = &mut self.lists[way];
+        list.clear();
+        list.extend_u32(&self.valid);
+        list
+    }
+}
+
+/// The valid values of a level: candidates from its aliases that pass its checks.
+fn compute_valid(lp: &LevelPlan<'_>, bound: &mut [u64], cands: &mut Vec<u32>, out: &mut Vec<u32>) {
+    out.clear();
+    lp.candidates(bound, cands);
+    if lp.checks.is_empty() {
+        out.extend_from_slice(cands);
+        return;
+    }
+    for &c in cands.iter() {
+        bound[lp.slot] = lp.domain.raw(c);
+        if passes(&lp.checks, bound) {
+            out.push(c);
+        }
+    }
+}
+
+fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> Result<Group> {
     let depth = plan.levels.len();
     let free = depth == 1 && plan.levels[0].gens.is_empty() && plan.levels[0].checks.is_empty();
     if free {
@@ -434,33 +714,31 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         });
     }
     let mut bound = vec![0u64; nslots];
-    let mut cands = Vec::new();
-    // Top levels, breadth first, until the frontier is wide enough to split.
+    let mut memos: Vec<Memo> = plan.levels.iter().map(Memo::new).collect();
+    // Top levels, breadth first, until the frontier is wide enough to split. The frontier
+    // holds the paths (domain indices, levels 0..=s) of the nodes of level `s`, flat.
     let mut vals: Vec<IdxVec> = Vec::with_capacity(depth);
     let mut starts: Vec<OffVec> = Vec::with_capacity(depth);
-    let mut frontier: Vec<Vec<u32>> = Vec::new();
     let mut level0 = IdxVec::for_domain(plan.levels[0].domain.len());
     let mut dead = 0usize;
-    expand_node(plan, 0, &mut bound, &mut cands, |c| {
-        level0.push(c);
-        frontier.push(vec![c]);
-    });
+    let first = memos[0].valid(plan, 0, &mut bound);
+    let mut frontier: Vec<u32> = (0..first.len()).map(|i| first.get(i)).collect();
+    level0.extend_u32(&frontier);
     vals.push(level0);
     let mut s = 0;
-    while s + 2 < depth && frontier.len() < SPLIT_NODES && !frontier.is_empty() {
+    while s + 2 < depth && frontier.len() / (s + 1) < split && !frontier.is_empty() {
         let mut next = IdxVec::for_domain(plan.levels[s + 1].domain.len());
         let mut st = vec![0u64];
         let mut nf = Vec::new();
-        for path in &frontier {
+        for path in frontier.chunks(s + 1) {
             set_path(plan, path, &mut bound);
-            let before = next.len();
-            expand_node(plan, s + 1, &mut bound, &mut cands, |c| {
+            let valid = memos[s + 1].valid(plan, s + 1, &mut bound);
+            dead += (valid.len() == 0) as usize;
+            for c in (0..valid.len()).map(|i| valid.get(i)) {
                 next.push(c);
-                let mut p = path.clone();
-                p.push(c);
-                nf.push(p);
-            });
-            dead += (next.len() == before) as usize;
+                nf.extend_from_slice(path);
+                nf.push(c);
+            }
             st.push(next.len() as u64);
         }
         starts.push(OffVec::from_u64(st));
@@ -469,30 +747,37 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         s += 1;
     }
     if depth > 1 {
-        // Subtrees below level `s`, in parallel chunks.
-        let per = frontier
-            .len()
-            .div_ceil(rayon::current_num_threads() * 16)
-            .max(1);
-        let chunks: Vec<Chunk> = frontier
-            .par_chunks(per)
-            .map(|nodes| {
-                let mut bound = vec![0u64; nslots];
-                let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
-                let mut ch = Chunk {
-                    starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
-                    vals: (s + 1..depth)
-                        .map(|l| IdxVec::for_domain(plan.levels[l].domain.len()))
-                        .collect(),
-                    dead: 0,
-                };
-                for path in nodes {
-                    set_path(plan, path, &mut bound);
-                    dfs(plan, s + 1, s, &mut bound, &mut scratch, &mut ch);
-                }
-                ch
-            })
-            .collect();
+        // Subtrees below level `s`: in parallel chunks when the frontier is wide (many
+        // chunks, so that skewed subtrees still spread over the threads), else in one go.
+        // Memos are per thread (they only map key values to valid lists, so chunks share).
+        let build_chunk = |memos: &mut Vec<Memo>, nodes: &[u32]| {
+            let mut bound = vec![0u64; nslots];
+            let mut ch = Chunk {
+                starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
+                vals: (s + 1..depth)
+                    .map(|l| IdxVec::for_domain(plan.levels[l].domain.len()))
+                    .collect(),
+                dead: 0,
+            };
+            let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
+            for path in nodes.chunks(s + 1) {
+                set_path(plan, path, &mut bound);
+                let alive = dfs(plan, s + 1, s, &mut bound, memos, &mut scratch, &mut ch);
+                ch.dead += !alive as usize;
+                ch.starts[0].push(ch.vals[0].len() as u32);
+            }
+            ch
+        };
+        let nodes = frontier.len() / (s + 1);
+        let chunks: Vec<Chunk> = if nodes < split {
+            vec![build_chunk(&mut memos, &frontier)]
+        } else {
+            let per = nodes.div_ceil(rayon::current_num_threads() * 16).max(1);
+            frontier
+                .par_chunks(per * (s + 1))
+                .map_init(|| plan.levels.iter().map(Memo::new).collect(), build_chunk)
+                .collect()
+        };
         dead += chunks.iter().map(|c| c.dead).sum::<usize>();
         concat(plan, s, chunks, &mut vals, &mut starts)?;
     }
@@ -507,7 +792,8 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize) -> Result<Group> {
         levels[l].starts = Some(st);
     }
     if dead > 0 {
-        levels = compact(levels);
+        // Only the breadth-first top levels can hold nodes without leaves.
+        compact_top(&mut levels, s);
     }
     for l in &mut levels {
         l.vals.shrink();
@@ -526,29 +812,6 @@ fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
     }
 }
 
-/// Calls `push` with every valid value (domain index) of level `l` under the bound prefix.
-#[inline]
-fn expand_node(
-    plan: &GroupPlan<'_>,
-    l: usize,
-    bound: &mut [u64],
-    cands: &mut Vec<u32>,
-    mut push: impl FnMut(u32),
-) {
-    let lp = &plan.levels[l];
-    lp.candidates(bound, cands);
-    if lp.checks.is_empty() {
-        cands.iter().for_each(|&c| push(c));
-        return;
-    }
-    for &c in cands.iter() {
-        bound[lp.slot] = lp.domain.raw(c);
-        if passes(&lp.checks, bound) {
-            push(c);
-        }
-    }
-}
-
 #[inline]
 fn passes(checks: &[Check<'_>], bound: &[u64]) -> bool {
     let b = Bound::new(bound);
@@ -563,35 +826,60 @@ fn passes(checks: &[Check<'_>], bound: &[u64]) -> bool {
     })
 }
 
-/// Builds the children of the current node (its prefix is in `bound`) on level `l`, then
-/// recurses into each, so that every level stays in breadth-first order.
+/// Appends the subtree below the current node (its prefix, levels `..l`, is in `bound`):
+/// its children on level `l` that have at least one leaf below them, each after its own
+/// subtree, so every level stays in breadth-first order and no node is left without leaves.
+/// Returns whether anything was appended.
 fn dfs(
     plan: &GroupPlan<'_>,
     l: usize,
     s: usize,
     bound: &mut [u64],
+    memos: &mut [Memo],
     scratch: &mut [Vec<u32>],
     ch: &mut Chunk,
-) {
+) -> bool {
     let depth = plan.levels.len();
     let vi = l - s - 1;
-    let begin = ch.vals[vi].len();
-    let mut cands = std::mem::take(&mut scratch[l]);
-    {
-        let out = &mut ch.vals[vi];
-        expand_node(plan, l, bound, &mut cands, |c| out.push(c));
+    if l + 1 == depth {
+        let valid = memos[l].valid(plan, l, bound);
+        ch.vals[vi].extend_from(valid);
+        return valid.len() > 0;
     }
-    scratch[l] = cands;
-    let end = ch.vals[vi].len();
-    ch.starts[l - 1 - s].push(end as u32);
-    if l + 1 < depth {
-        ch.dead += (begin == end) as usize;
-        let lp = &plan.levels[l];
-        for i in begin..end {
-            bound[lp.slot] = lp.domain.raw(ch.vals[vi].get(i));
-            dfs(plan, l + 1, s, bound, scratch, ch);
+    let mut list = std::mem::take(&mut scratch[l]);
+    list.clear();
+    memos[l].valid(plan, l, bound).append_to(&mut list);
+    let lp = &plan.levels[l];
+    let mut any = false;
+    if l + 2 == depth {
+        // The children's children are leaves: a tight loop instead of one call per node.
+        let (vals, leaves) = ch.vals.split_at_mut(vi + 1);
+        let (here, leaves) = (&mut vals[vi], &mut leaves[0]);
+        let starts = &mut ch.starts[vi + 1];
+        let memo = &mut memos[l + 1];
+        for &c in &list {
+            bound[lp.slot] = lp.domain.raw(c);
+            let valid = memo.valid(plan, l + 1, bound);
+            if valid.len() > 0 {
+                leaves.extend_from(valid);
+                here.push(c);
+                starts.push(leaves.len() as u32);
+                any = true;
+            }
+        }
+    } else {
+        for &c in &list {
+            bound[lp.slot] = lp.domain.raw(c);
+            if dfs(plan, l + 1, s, bound, memos, scratch, ch) {
+                ch.vals[vi].push(c);
+                let next = ch.vals[vi + 1].len() as u32;
+                ch.starts[vi + 1].push(next);
+                any = true;
+            }
         }
     }
+    scratch[l] = list;
+    any
 }
 
 /// Appends the chunks' levels below `s` to the top levels.
@@ -658,43 +946,41 @@ fn reserve(v: &mut IdxVec, n: usize) {
     }
 }
 
-/// Removes internal nodes that have no leaf below them.
-fn compact(levels: Vec<Level>) -> Vec<Level> {
-    let depth = levels.len();
-    // alive[l][i]: node i of level l has a leaf below it.
-    let mut alive: Vec<Vec<bool>> = vec![Vec::new(); depth];
-    alive[depth - 1] = vec![true; levels[depth - 1].vals.len()];
-    for l in (0..depth - 1).rev() {
+/// Removes the nodes of levels `0..=s` that have no leaf below them; the levels below `s`
+/// have none by construction, so a node of level `s` is alive iff it has children.
+fn compact_top(levels: &mut [Level], s: usize) {
+    let mut alive: Vec<Vec<bool>> = vec![Vec::new(); s + 1];
+    for l in (0..=s).rev() {
         let n = levels[l].vals.len();
         alive[l] = (0..n)
             .map(|i| {
                 let (a, b) = levels[l].children(i);
-                alive[l + 1][a..b].iter().any(|&x| x)
+                if l == s {
+                    b > a
+                } else {
+                    alive[l + 1][a..b].iter().any(|&x| x)
+                }
             })
             .collect();
     }
-    let mut out = Vec::with_capacity(depth);
-    for (l, level) in levels.iter().enumerate() {
-        let mut vals = IdxVec::for_domain(match &level.vals {
-            IdxVec::U8(_) => 1 << 8,
-            IdxVec::U16(_) => 1 << 16,
-            IdxVec::U32(_) => 1 << 32,
-        });
+    for l in 0..=s {
+        let level = &levels[l];
+        let mut vals = level.vals.empty_like();
         let mut st = vec![0u64];
-        let mut kept_children = 0u64;
-        for i in 0..level.vals.len() {
-            if !alive[l][i] {
-                continue;
-            }
+        let mut kept = 0u64;
+        for i in (0..level.vals.len()).filter(|&i| alive[l][i]) {
             vals.push(level.vals.get(i));
-            if l + 1 < depth {
-                let (a, b) = level.children(i);
-                kept_children += alive[l + 1][a..b].iter().filter(|&&x| x).count() as u64;
-                st.push(kept_children);
-            }
+            let (a, b) = level.children(i);
+            kept = if l == s {
+                b as u64
+            } else {
+                kept + alive[l + 1][a..b].iter().filter(|&&x| x).count() as u64
+            };
+            st.push(kept);
         }
-        let starts = (l + 1 < depth).then(|| OffVec::from_u64(st));
-        out.push(Level { vals, starts });
+        levels[l] = Level {
+            vals,
+            starts: Some(OffVec::from_u64(st)),
+        };
     }
-    out
 }

@@ -194,9 +194,9 @@ impl Group {
     /// Position of the leaf reached from node `pos` on level `l` by following `dom` below.
     fn descend(&self, l: usize, pos: usize, dom: &[u32]) -> Option<usize> {
         let mut p = pos;
-        for m in l + 1..self.levels.len() {
-            let (a, b) = self.levels[m - 1].children(p);
-            p = self.levels[m].vals.find(a, b, dom[m])?;
+        for (m, pair) in self.levels.windows(2).enumerate().skip(l) {
+            let (a, b) = pair[0].children(p);
+            p = pair[1].vals.find(a, b, dom[m + 1])?;
         }
         Some(p)
     }
@@ -511,5 +511,31 @@ impl Space {
         let raw: Option<Vec<u64>> = self.params().iter().map(|p| p.default).collect();
         let config = Config(raw?.into());
         self.contains(&config).then_some(config)
+    }
+}
+
+impl Space {
+    #[doc(hidden)]
+    pub fn __level_sizes(&self) -> Vec<Vec<usize>> {
+        self.inner
+            .groups
+            .iter()
+            .map(|g| g.levels.iter().map(|l| l.vals.len()).collect())
+            .collect()
+    }
+}
+impl Space {
+    #[doc(hidden)]
+    pub fn __build_order(&self) -> Vec<Vec<&str>> {
+        self.inner
+            .groups
+            .iter()
+            .map(|g| {
+                g.slots
+                    .iter()
+                    .map(|&s| self.inner.params[s].name.as_str())
+                    .collect()
+            })
+            .collect()
     }
 }

@@ -32,11 +32,42 @@ impl IdxVec {
         }
     }
     #[inline]
+    pub(crate) fn extend_u32(&mut self, v: &[u32]) {
+        match self {
+            IdxVec::U8(x) => x.extend(v.iter().map(|&c| c as u8)),
+            IdxVec::U16(x) => x.extend(v.iter().map(|&c| c as u16)),
+            IdxVec::U32(x) => x.extend_from_slice(v),
+        }
+    }
+    #[inline]
     pub(crate) fn get(&self, i: usize) -> u32 {
         match self {
             IdxVec::U8(x) => x[i] as u32,
             IdxVec::U16(x) => x[i] as u32,
             IdxVec::U32(x) => x[i],
+        }
+    }
+    /// An empty vector of the same width.
+    pub(crate) fn empty_like(&self) -> Self {
+        match self {
+            IdxVec::U8(_) => IdxVec::U8(Vec::new()),
+            IdxVec::U16(_) => IdxVec::U16(Vec::new()),
+            IdxVec::U32(_) => IdxVec::U32(Vec::new()),
+        }
+    }
+    /// Appends every value to `out`.
+    pub(crate) fn append_to(&self, out: &mut Vec<u32>) {
+        match self {
+            IdxVec::U8(x) => out.extend(x.iter().map(|&v| v as u32)),
+            IdxVec::U16(x) => out.extend(x.iter().map(|&v| v as u32)),
+            IdxVec::U32(x) => out.extend_from_slice(x),
+        }
+    }
+    pub(crate) fn clear(&mut self) {
+        match self {
+            IdxVec::U8(x) => x.clear(),
+            IdxVec::U16(x) => x.clear(),
+            IdxVec::U32(x) => x.clear(),
         }
     }
     pub(crate) fn len(&self) -> usize {
@@ -57,7 +88,15 @@ impl IdxVec {
             IdxVec::U32(x) => f(&x[lo..hi], lo, v),
         }
     }
+    #[inline]
     pub(crate) fn extend_from(&mut self, other: &IdxVec) {
+        if let (IdxVec::U8(a), IdxVec::U8(b)) = (&mut *self, other) {
+            if b.len() <= 16 {
+                a.reserve(b.len());
+                b.iter().for_each(|&x| a.push(x));
+                return;
+            }
+        }
         match (self, other) {
             (IdxVec::U8(a), IdxVec::U8(b)) => a.extend_from_slice(b),
             (IdxVec::U16(a), IdxVec::U16(b)) => a.extend_from_slice(b),

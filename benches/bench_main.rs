@@ -1,0 +1,7 @@
+//! Benchmarks of tune. `cargo bench --bench bench_main`; `cargo test --benches` only checks
+//! that they run.
+use criterion::criterion_main;
+
+mod benchmarks;
+
+criterion_main!(benchmarks::engine_overhead::benches);

@@ -1,0 +1,5 @@
+fn main() {
+    let _ = tune::space! {
+        WPT: usize 1..=64;
+    };
+}

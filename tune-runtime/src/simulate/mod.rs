@@ -1,0 +1,517 @@
+//! Simulation mode: replay recorded tuning results instead of running kernels.
+//!
+//! [`Recording::open`] reads a Kernel Tuner cache file (JSON, optionally gzip-compressed):
+//! a brute-forced space with the measured time, or the failure, of every configuration.
+//! Its [`Recording::space`] holds exactly the recorded configurations, and its
+//! [`SimulatedEvaluator`] answers each with the recorded time (milliseconds) or failure,
+//! charging the recorded compile, verification and benchmark time to the simulated clock
+//! (what Kernel Tuner's simulation mode charges). This is how search techniques are compared
+//! without a GPU.
+//!
+//! ```
+//! use tune_runtime::simulate::Recording;
+//! # let path = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data/test_cache_file.json");
+//! let rec = Recording::open(path)?;
+//! assert_eq!(rec.space().len(), 15);
+//! let (best, ms) = rec.true_best().unwrap();
+//! println!("optimum {} at {ms} ms", rec.space().describe(&rec.space().get(best).unwrap()));
+//! # Ok::<(), tune_runtime::Error>(())
+//! ```
+
+use std::collections::{HashMap, HashSet};
+use std::io::Read;
+use std::path::Path;
+use std::sync::Arc;
+use std::time::Duration;
+
+use serde_json::Value as Json;
+
+use crate::evaluate::{Evaluator, Failure, Measured};
+use crate::param::Param;
+use crate::space::{Config, Space, SpaceBuilder};
+use crate::{Error, Result};
+
+/// One recorded configuration: its time (ms) or failure, and the time its evaluation cost.
+#[derive(Clone, Debug, PartialEq)]
+pub struct Record {
+    /// The recorded mean kernel time in milliseconds, or why the configuration failed.
+    pub time: Result<f64, Failure>,
+    /// `compile_time + verification_time + benchmark_time`, as recorded.
+    pub charged: Duration,
+}
+
+/// How the values of one parameter were mapped onto a typed parameter.
+#[derive(Clone, Debug)]
+enum Column {
+    /// Every value is an integer: an `i64` parameter.
+    Int(Vec<i64>),
+    /// Every value is a number, some not integers: an `f64` parameter.
+    Float(Vec<f64>),
+    /// Anything else (strings, booleans, mixed): an `i64` parameter of codes `0..n`, whose
+    /// labels are the values as written.
+    Coded(Vec<String>),
+}
+
+impl Column {
+    fn from_values(values: &[Json]) -> Column {
+        if let Some(v) = values.iter().map(Json::as_i64).collect::<Option<Vec<_>>>() {
+            return Column::Int(dedup(v, |x| *x as u64));
+        }
+        if let Some(v) = values.iter().map(Json::as_f64).collect::<Option<Vec<_>>>() {
+            return Column::Float(dedup(v, |x| x.to_bits()));
+        }
+        Column::Coded(dedup(values.iter().map(label).collect(), |s| {
+            // Strings are deduplicated by content; the key only needs to be stable.
+            s.bytes().fold(0xcbf2_9ce4_8422_2325u64, |h, b| {
+                (h ^ b as u64).wrapping_mul(0x100_0000_01b3)
+            })
+        }))
+    }
+    /// The domain position of a recorded value.
+    fn position(&self, v: &Json) -> Option<u32> {
+        let p = match self {
+            Column::Int(d) => {
+                let x = v.as_i64().or_else(|| {
+                    v.as_f64()
+                        .filter(|f| f.fract() == 0.0 && f.abs() < 9.0e15)
+                        .map(|f| f as i64)
+                })?;
+                d.iter().position(|&y| y == x)
+            }
+            Column::Float(d) => {
+                let x = v.as_f64()?;
+                d.iter().position(|&y| y == x)
+            }
+            Column::Coded(d) => {
+                let s = label(v);
+                d.iter().position(|y| *y == s)
+            }
+        };
+        p.map(|p| p as u32)
+    }
+    fn len(&self) -> usize {
+        match self {
+            Column::Int(d) => d.len(),
+            Column::Float(d) => d.len(),
+            Column::Coded(d) => d.len(),
+        }
+    }
+}
+
+fn label(v: &Json) -> String {
+    match v {
+        Json::String(s) => s.clone(),
+        other => other.to_string(),
+    }
+}
+
+fn dedup<T, K: std::hash::Hash + Eq>(v: Vec<T>, key: impl Fn(&T) -> K) -> Vec<T> {
+    let mut seen = HashSet::new();
+    v.into_iter().filter(|x| seen.insert(key(x))).collect()
+}
+
+struct Inner {
+    path: String,
+    device: String,
+    kernel: String,
+    space: Space,
+    columns: Vec<Column>,
+    /// Indexed by the configuration's index in `space`.
+    records: Vec<Record>,
+    skipped: usize,
+}
+
+/// A recorded, brute-forced search space read from a Kernel Tuner cache file. Cheap to clone.
+#[derive(Clone)]
+pub struct Recording {
+    inner: Arc<Inner>,
+}
+
+impl std::fmt::Debug for Recording {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Recording")
+            .field("path", &self.inner.path)
+            .field("device", &self.inner.device)
+            .field("kernel", &self.inner.kernel)
+            .field("configurations", &self.inner.records.len())
+            .finish()
+    }
+}
+
+impl Recording {
+    /// Reads a Kernel Tuner cache file (`.json`, or gzip-compressed `.json.gz`).
+    ///
+    /// # Errors
+    /// [`Error::Io`] if the file cannot be read, [`Error::Format`] if it is not a cache file.
+    pub fn open(path: impl AsRef<Path>) -> Result<Recording> {
+        let path = path.as_ref();
+        let name = path.display().to_string();
+        let bytes = std::fs::read(path).map_err(|source| Error::Io {
+            path: name.clone(),
+            source,
+        })?;
+        let text = if bytes.starts_with(&[0x1f, 0x8b]) {
+            let mut s = String::new();
+            flate2::read::GzDecoder::new(&bytes[..])
+                .read_to_string(&mut s)
+                .map_err(|source| Error::Io {
+                    path: name.clone(),
+                    source,
+                })?;
+            s
+        } else {
+            String::from_utf8(bytes).map_err(|e| Error::Format {
+                path: name.clone(),
+                reason: format!("not UTF-8 text ({e}); expected Kernel Tuner cache JSON"),
+            })?
+        };
+        Self::from_json(&text, &name)
+    }
+
+    /// Reads the JSON text of a Kernel Tuner cache file; `origin` names it in errors.
+    ///
+    /// # Errors
+    /// [`Error::Format`] if it is not a cache file.
+    pub fn from_json(text: &str, origin: &str) -> Result<Recording> {
+        let bad = |reason: String| Error::Format {
+            path: origin.into(),
+            reason,
+        };
+        let doc: Json = serde_json::from_str(text).map_err(|e| {
+            bad(format!(
+                "invalid JSON: {e}; expected a Kernel Tuner cache file"
+            ))
+        })?;
+        let tune_params = doc
+            .get("tune_params")
+            .and_then(Json::as_object)
+            .ok_or_else(|| {
+                bad("no `tune_params` object; is this a Kernel Tuner cache file?".into())
+            })?;
+        let cache = doc
+            .get("cache")
+            .and_then(Json::as_object)
+            .ok_or_else(|| bad("no `cache` object; is this a Kernel Tuner cache file?".into()))?;
+        let names: Vec<String> = match doc.get("tune_params_keys").and_then(Json::as_array) {
+            Some(keys) => keys
+                .iter()
+                .map(|k| k.as_str().map(str::to_owned))
+                .collect::<Option<_>>()
+                .ok_or_else(|| bad("`tune_params_keys` must list strings".into()))?,
+            None => tune_params.keys().cloned().collect(),
+        };
+        let mut columns = Vec::with_capacity(names.len());
+        for n in &names {
+            let values = tune_params
+                .get(n)
+                .and_then(Json::as_array)
+                .ok_or_else(|| bad(format!("`tune_params` has no list of values for `{n}`")))?;
+            columns.push(Column::from_values(values));
+        }
+
+        // Every record as domain positions, with its outcome.
+        let mut rows: Vec<(Vec<u32>, Record)> = Vec::with_capacity(cache.len());
+        let mut skipped = 0;
+        for entry in cache.values() {
+            let dom: Option<Vec<u32>> = names
+                .iter()
+                .zip(&columns)
+                .map(|(n, c)| entry.get(n).and_then(|v| c.position(v)))
+                .collect();
+            match dom {
+                Some(dom) => rows.push((dom, record_of(entry))),
+                None => skipped += 1,
+            }
+        }
+
+        let space = build_space(&names, &columns, &rows).map_err(|e| match e {
+            Error::InvalidSpace(r) | Error::InvalidParam { reason: r, .. } => bad(r),
+            other => other,
+        })?;
+        let len =
+            usize::try_from(space.len()).map_err(|_| bad("too many configurations".into()))?;
+        let mut records: Vec<Option<Record>> = vec![None; len];
+        for (dom, rec) in rows {
+            let raw: Vec<u64> = dom
+                .iter()
+                .zip(space.params())
+                .map(|(&d, p)| p.domain.raw(d))
+                .collect();
+            if let Some(i) = space.index_of(&Config::from_raw(raw)) {
+                records[i as usize] = Some(rec);
+            }
+        }
+        let records = records
+            .into_iter()
+            .map(|r| r.ok_or_else(|| bad("a configuration of the space has no record".into())))
+            .collect::<Result<Vec<_>>>()?;
+        let text_of = |k: &str| doc.get(k).and_then(Json::as_str).unwrap_or("").to_owned();
+        Ok(Recording {
+            inner: Arc::new(Inner {
+                path: origin.into(),
+                device: text_of("device_name"),
+                kernel: text_of("kernel_name"),
+                space,
+                columns,
+                records,
+                skipped,
+            }),
+        })
+    }
+
+    /// The recorded configurations as a search space.
+    pub fn space(&self) -> &Space {
+        &self.inner.space
+    }
+    /// The device the data was recorded on (`device_name`).
+    pub fn device(&self) -> &str {
+        &self.inner.device
+    }
+    /// The kernel's name (`kernel_name`).
+    pub fn kernel(&self) -> &str {
+        &self.inner.kernel
+    }
+    /// Cache entries that were left out because a parameter value was missing or not among
+    /// the listed `tune_params`.
+    pub fn skipped(&self) -> usize {
+        self.inner.skipped
+    }
+    /// The record of the configuration at `index` in [`Recording::space`].
+    pub fn record(&self, index: u128) -> Option<&Record> {
+        usize::try_from(index)
+            .ok()
+            .and_then(|i| self.inner.records.get(i))
+    }
+    /// The record of a configuration.
+    pub fn record_of(&self, config: &Config) -> Option<&Record> {
+        self.inner
+            .space
+            .index_of(config)
+            .and_then(|i| self.record(i))
+    }
+    /// The fastest recorded configuration and its time (ms), if any succeeded.
+    pub fn true_best(&self) -> Option<(u128, f64)> {
+        self.inner
+            .records
+            .iter()
+            .enumerate()
+            .filter_map(|(i, r)| r.time.as_ref().ok().map(|&t| (i as u128, t)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+    }
+    /// `true best time / best_found`: 1.0 at the optimum, 0.0 if nothing valid was found.
+    pub fn fraction_of_optimum(&self, best_found: Option<f64>) -> f64 {
+        match (self.true_best(), best_found) {
+            (Some((_, t)), Some(b)) if b > 0.0 => (t / b).min(1.0),
+            _ => 0.0,
+        }
+    }
+    /// The value of parameter `slot` in `config` as written in the file (codes of
+    /// string-valued parameters are turned back into their strings).
+    pub fn label(&self, config: &Config, slot: usize) -> Option<String> {
+        let p = self.inner.space.params().get(slot)?;
+        let raw = *config.raw().get(slot)?;
+        match self.inner.columns.get(slot)? {
+            Column::Coded(labels) => labels.get(raw as usize).cloned(),
+            _ => Some(p.value_of_raw(raw).to_string()),
+        }
+    }
+    /// An evaluator that answers from the recording.
+    pub fn evaluator(&self) -> SimulatedEvaluator {
+        SimulatedEvaluator { rec: self.clone() }
+    }
+}
+
+fn number(entry: &Json, key: &str) -> f64 {
+    entry
+        .get(key)
+        .and_then(Json::as_f64)
+        .filter(|x| x.is_finite() && *x > 0.0)
+        .unwrap_or(0.0)
+}
+
+fn record_of(entry: &Json) -> Record {
+    let ms = number(entry, "compile_time")
+        + number(entry, "verification_time")
+        + number(entry, "benchmark_time");
+    let time = match entry.get("time") {
+        Some(Json::Number(n)) => match n.as_f64() {
+            Some(t) if t.is_finite() => Ok(t),
+            _ => Err(Failure::Other(format!(
+                "recorded time `{n}` is not a number"
+            ))),
+        },
+        Some(Json::String(s)) => Err(match s.as_str() {
+            "CompilationFailedConfig" => Failure::Compile(s.clone()),
+            "RuntimeFailedConfig" => Failure::Launch(s.clone()),
+            "InvalidConfig" => Failure::Invalid(s.clone()),
+            _ => Failure::Other(s.clone()),
+        }),
+        _ => Err(Failure::Other("no time recorded".into())),
+    };
+    Record {
+        time,
+        charged: Duration::from_secs_f64(ms / 1000.0),
+    }
+}
+
+/// A space whose valid configurations are exactly the recorded ones: parameter `k` may take
+/// a value only if the prefix of values `0..=k` occurs in some record, so that invalid
+/// prefixes are cut as early as possible.
+fn build_space(names: &[String], columns: &[Column], rows: &[(Vec<u32>, Record)]) -> Result<Space> {
+    let prefixes: Arc<Vec<HashSet<Vec<u32>>>> = Arc::new(
+        (0..names.len())
+            .map(|k| rows.iter().map(|(d, _)| d[..=k].to_vec()).collect())
+            .collect(),
+    );
+    // Raw word -> domain position, per parameter.
+    let mut positions: Vec<HashMap<u64, u32>> = Vec::with_capacity(columns.len());
+    let mut b = SpaceBuilder::new();
+    for (k, (name, col)) in names.iter().zip(columns).enumerate() {
+        let raws: Vec<u64> = match col {
+            Column::Int(v) => v.iter().map(|&x| x as u64).collect(),
+            Column::Float(v) => v.iter().map(|x| x.to_bits()).collect(),
+            Column::Coded(v) => (0..v.len() as u64).collect(),
+        };
+        positions.push(
+            raws.iter()
+                .enumerate()
+                .map(|(i, &r)| (r, i as u32))
+                .collect(),
+        );
+        let deps: Vec<usize> = (0..k).collect();
+        let pos = Arc::new(positions.clone());
+        let pre = Arc::clone(&prefixes);
+        let member = move |bound: &crate::param::Bound<'_>| {
+            let raw = bound.raw();
+            let key: Option<Vec<u32>> = (0..=k)
+                .map(|s| raw.get(s).and_then(|r| pos[s].get(r).copied()))
+                .collect();
+            key.is_some_and(|key| pre[k].contains(&key))
+        };
+        debug_assert_eq!(raws.len(), col.len());
+        b = match col {
+            Column::Int(v) => {
+                b.param(Param::values(name.clone(), v.iter().copied()).constraint(&deps, member))
+            }
+            Column::Float(v) => {
+                b.param(Param::values(name.clone(), v.iter().copied()).constraint(&deps, member))
+            }
+            Column::Coded(v) => {
+                b.param(Param::values(name.clone(), 0..v.len() as i64).constraint(&deps, member))
+            }
+        };
+    }
+    b.build()
+}
+
+/// Answers configurations from a [`Recording`]: the recorded time in milliseconds as the
+/// cost, compile failures from [`Evaluator::prepare`], run-time failures from
+/// [`Evaluator::measure`], and the recorded evaluation time as [`Evaluator::charged_time`].
+#[derive(Clone, Debug)]
+pub struct SimulatedEvaluator {
+    rec: Recording,
+}
+
+impl SimulatedEvaluator {
+    /// The recording it answers from.
+    pub fn recording(&self) -> &Recording {
+        &self.rec
+    }
+    fn lookup(&self, config: &Config) -> Result<&Record, Failure> {
+        self.rec
+            .record_of(config)
+            .ok_or_else(|| Failure::Invalid("configuration is not in the recording".into()))
+    }
+}
+
+impl Evaluator for SimulatedEvaluator {
+    type Cost = f64;
+    type Prepared = ();
+
+    fn prepare(&self, _space: &Space, config: &Config) -> Result<(), Failure> {
+        match &self.lookup(config)?.time {
+            Err(f @ (Failure::Compile(_) | Failure::Invalid(_))) => Err(f.clone()),
+            _ => Ok(()),
+        }
+    }
+
+    fn measure(&self, _space: &Space, config: &Config, _: ()) -> Result<Measured<f64>, Failure> {
+        let r = self.lookup(config)?;
+        r.time.clone().map(|t| {
+            let mut m = Measured::new(t);
+            m.samples = vec![t / 1000.0];
+            m
+        })
+    }
+
+    fn charged_time(&self, _space: &Space, config: &Config) -> Option<Duration> {
+        self.rec.record_of(config).map(|r| r.charged)
+    }
+
+    fn device(&self) -> String {
+        format!("{} (simulated)", self.rec.device())
+    }
+}
+
+/// The outcome of [`replay`]: the best time after each evaluation.
+#[derive(Clone, Debug, Default)]
+pub struct Replay {
+    /// Entry `k`: the best time (ms) among the first `k + 1` distinct configurations
+    /// evaluated (failures count as evaluations), or `None` while none succeeded.
+    pub best_after: Vec<Option<f64>>,
+    /// The recorded evaluation time charged for those evaluations.
+    pub charged: Duration,
+}
+
+impl Replay {
+    /// The best time within the first `evaluations` evaluations (the last one if the run
+    /// ended earlier).
+    pub fn best_within(&self, evaluations: usize) -> Option<f64> {
+        let k = evaluations.min(self.best_after.len());
+        k.checked_sub(1).and_then(|k| self.best_after[k])
+    }
+}
+
+/// Runs `technique` against a recording for up to `budget` distinct evaluations: a minimal
+/// ask/tell loop that memoises (a repeated proposal is told its known outcome and not
+/// counted), for comparing techniques in simulation.
+pub fn replay(
+    rec: &Recording,
+    technique: &mut dyn crate::search::Technique,
+    seed: u64,
+    budget: usize,
+) -> Replay {
+    let space = rec.space();
+    technique.init(space, seed);
+    let mut known: HashMap<u128, Option<f64>> = HashMap::new();
+    let mut out = Replay::default();
+    let mut best: Option<f64> = None;
+    let mut idle = 0usize;
+    while out.best_after.len() < budget && idle < 10_000 {
+        let batch = technique.ask(space, 1);
+        if batch.is_empty() {
+            break;
+        }
+        for i in batch {
+            if let Some(&c) = known.get(&i) {
+                idle += 1;
+                technique.tell(space, i, c);
+                continue;
+            }
+            idle = 0;
+            let cost = rec.record(i).and_then(|r| {
+                out.charged += r.charged;
+                r.time.as_ref().ok().copied()
+            });
+            known.insert(i, cost);
+            if let Some(c) = cost {
+                if best.is_none_or(|b| c < b) {
+                    best = Some(c);
+                }
+            }
+            out.best_after.push(best);
+            technique.tell(space, i, cost);
+        }
+    }
+    out
+}

@@ -1,0 +1,151 @@
+//! Simulation mode: reading Kernel Tuner cache files and replaying them.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::io::Write;
+use std::time::Duration;
+
+use tune_runtime::search::{Exhaustive, TechniqueKind};
+use tune_runtime::simulate::{replay, Recording};
+use tune_runtime::{Error, Evaluator, Failure, Value};
+
+const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+
+#[test]
+fn reads_a_cache_file_into_its_space() {
+    let rec = Recording::open(format!("{DATA}/test_cache_file.json")).unwrap();
+    assert_eq!(rec.device(), "NVIDIA RTX A4000");
+    assert_eq!(rec.kernel(), "vector_add");
+    assert_eq!(rec.space().len(), 15);
+    assert_eq!(rec.skipped(), 0);
+    let (best, ms) = rec.true_best().unwrap();
+    assert!((ms - 0.03176).abs() < 1e-4, "{ms}");
+    let cfg = rec.space().get(best).unwrap();
+    // The best configuration's record holds exactly that time.
+    assert_eq!(rec.record_of(&cfg).unwrap().time, Ok(ms));
+    assert_eq!(rec.fraction_of_optimum(Some(ms)), 1.0);
+    assert_eq!(rec.fraction_of_optimum(Some(2.0 * ms)), 0.5);
+    assert_eq!(rec.fraction_of_optimum(None), 0.0);
+}
+
+#[test]
+fn every_small_fixture_loads() {
+    for (f, n) in [
+        ("test_cache_time_energy.json", 15),
+        ("synthetic_fp32_cache_NVIDIA_RTX_A4000.json", 10),
+    ] {
+        let rec = Recording::open(format!("{DATA}/{f}")).unwrap();
+        assert_eq!(rec.space().len(), n, "{f}");
+        assert!(rec.true_best().is_some());
+    }
+}
+
+#[test]
+fn gzip_files_read_the_same() {
+    let path = format!("{DATA}/test_cache_time_energy.json");
+    let plain = std::fs::read(&path).unwrap();
+    let gz_path = std::env::temp_dir().join(format!("tune-sim-{}.json.gz", std::process::id()));
+    let mut enc = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::fast());
+    enc.write_all(&plain).unwrap();
+    std::fs::write(&gz_path, enc.finish().unwrap()).unwrap();
+    let a = Recording::open(&path).unwrap();
+    let b = Recording::open(&gz_path).unwrap();
+    std::fs::remove_file(&gz_path).ok();
+    assert_eq!(a.space().len(), b.space().len());
+    assert_eq!(a.true_best(), b.true_best());
+}
+
+/// Two parameters, only four of the nine combinations recorded; failures of every kind.
+const SMALL: &str = r#"{
+  "device_name": "Test GPU", "kernel_name": "k", "problem_size": 10,
+  "tune_params_keys": ["bx", "mode"],
+  "tune_params": {"bx": [32, 64, 128], "mode": ["fast", "safe", "slow"]},
+  "cache": {
+    "32,fast": {"bx": 32, "mode": "fast", "time": 2.0, "compile_time": 100, "verification_time": 0, "benchmark_time": 20},
+    "64,fast": {"bx": 64, "mode": "fast", "time": "CompilationFailedConfig", "compile_time": 50, "verification_time": 0, "benchmark_time": 0},
+    "64,safe": {"bx": 64, "mode": "safe", "time": "RuntimeFailedConfig", "compile_time": 10, "verification_time": 0, "benchmark_time": 1},
+    "128,slow": {"bx": 128, "mode": "slow", "time": 1.5, "compile_time": 30, "verification_time": 5, "benchmark_time": 15},
+    "128,safe": {"bx": 128, "mode": "safe", "time": "InvalidConfig"}
+  }
+}"#;
+
+#[test]
+fn the_space_is_exactly_the_recorded_configurations() {
+    let rec = Recording::from_json(SMALL, "small").unwrap();
+    let space = rec.space();
+    assert_eq!(space.len(), 5);
+    let mut seen: Vec<(i64, String)> = space
+        .iter()
+        .map(|c| (c.get::<i64>(0), rec.label(&c, 1).unwrap()))
+        .collect();
+    seen.sort();
+    let want = [
+        (32, "fast"),
+        (64, "fast"),
+        (64, "safe"),
+        (128, "safe"),
+        (128, "slow"),
+    ];
+    assert_eq!(seen, want.map(|(a, b)| (a, b.to_string())).to_vec());
+    // A combination that was not recorded is not in the space.
+    assert!(space
+        .config_from_values([("bx", Value::Int(32)), ("mode", Value::Int(1))])
+        .is_err());
+    assert_eq!(rec.true_best().map(|b| b.1), Some(1.5));
+}
+
+#[test]
+fn the_evaluator_answers_from_the_recording() {
+    let rec = Recording::from_json(SMALL, "small").unwrap();
+    let ev = rec.evaluator();
+    let space = rec.space();
+    let find = |bx: i64, mode: &str| {
+        space
+            .iter()
+            .find(|c| c.get::<i64>(0) == bx && rec.label(c, 1).as_deref() == Some(mode))
+            .unwrap()
+    };
+    let ok = find(32, "fast");
+    ev.prepare(space, &ok).unwrap();
+    assert_eq!(ev.measure(space, &ok, ()).unwrap().cost, 2.0);
+    assert_eq!(
+        ev.charged_time(space, &ok),
+        Some(Duration::from_millis(120))
+    );
+    let ce = find(64, "fast");
+    assert!(matches!(ev.prepare(space, &ce), Err(Failure::Compile(_))));
+    assert_eq!(ev.charged_time(space, &ce), Some(Duration::from_millis(50)));
+    let re = find(64, "safe");
+    ev.prepare(space, &re).unwrap();
+    assert!(matches!(
+        ev.measure(space, &re, ()),
+        Err(Failure::Launch(_))
+    ));
+    let inv = find(128, "safe");
+    assert!(matches!(ev.prepare(space, &inv), Err(Failure::Invalid(_))));
+    assert_eq!(ev.charged_time(space, &inv), Some(Duration::ZERO));
+    assert!(ev.device().contains("Test GPU"));
+}
+
+#[test]
+fn replay_counts_distinct_evaluations_and_charges_recorded_time() {
+    let rec = Recording::from_json(SMALL, "small").unwrap();
+    let r = replay(&rec, &mut Exhaustive::new(), 0, 100);
+    assert_eq!(r.best_after.len(), 5);
+    assert_eq!(r.best_within(100), Some(1.5));
+    assert_eq!(r.charged, Duration::from_millis(120 + 50 + 11 + 50));
+    for k in TechniqueKind::ALL {
+        let r = replay(&rec, &mut k.build(), 9, 3);
+        assert_eq!(r.best_after.len(), 3, "{k}");
+    }
+}
+
+#[test]
+fn malformed_files_are_format_errors() {
+    for text in ["not json", "{}", r#"{"tune_params": {}, "cache": 3}"#] {
+        let e = Recording::from_json(text, "x.json").unwrap_err();
+        assert!(matches!(e, Error::Format { .. }), "{e}");
+        assert!(e.to_string().starts_with("x.json: "), "{e}");
+    }
+    let e = Recording::open(format!("{DATA}/no-such-file.json")).unwrap_err();
+    assert!(matches!(e, Error::Io { .. }));
+}

@@ -1,0 +1,379 @@
+//! Property tests of the search space against brute-force enumeration of the Cartesian
+//! product: counts, index <-> configuration bijection, membership, neighbours and uniform
+//! sampling, on small random spaces with random constraints.
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+use std::collections::{BTreeSet, HashMap};
+
+use proptest::prelude::*;
+use rand::SeedableRng;
+use tune_runtime::param::{Bound, Param};
+use tune_runtime::space::{Config, Neighbourhood, Space, SpaceBuilder};
+
+/// An integer expression over earlier parameters and constants.
+#[derive(Clone, Debug)]
+enum Expr {
+    Const(i64),
+    P(usize),
+    Mul(usize, usize),
+    Div(usize, i64),
+    Add(usize, i64),
+}
+
+impl Expr {
+    fn eval(&self, v: &[i64]) -> i64 {
+        match *self {
+            Expr::Const(c) => c,
+            Expr::P(i) => v[i],
+            Expr::Mul(a, b) => v[a] * v[b],
+            Expr::Div(a, c) => v[a] / c,
+            Expr::Add(a, c) => v[a] + c,
+        }
+    }
+    fn deps(&self) -> Vec<usize> {
+        match *self {
+            Expr::Const(_) => vec![],
+            Expr::P(i) | Expr::Div(i, _) | Expr::Add(i, _) => vec![i],
+            Expr::Mul(a, b) => vec![a, b],
+        }
+    }
+}
+
+#[derive(Clone, Copy, Debug)]
+enum Op {
+    Divides,
+    MultipleOf,
+    LessThan,
+    GreaterThan,
+    AtMost,
+    AtLeast,
+    Equal,
+    Unequal,
+}
+
+impl Op {
+    fn holds(self, x: i64, r: i64) -> bool {
+        match self {
+            Op::Divides => x != 0 && r % x == 0,
+            Op::MultipleOf => r != 0 && x % r == 0,
+            Op::LessThan => x < r,
+            Op::GreaterThan => x > r,
+            Op::AtMost => x <= r,
+            Op::AtLeast => x >= r,
+            Op::Equal => x == r,
+            Op::Unequal => x != r,
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+enum Rule {
+    Alias(Op, Expr),
+    /// `(self + P) % m == k` over the owner and one earlier parameter: a plain predicate.
+    SumMod(usize, i64, i64),
+    /// `self * P <= c`.
+    ProdLe(usize, i64),
+}
+
+#[derive(Clone, Debug)]
+enum Dom {
+    Range(i64, i64, i64),
+    Set(Vec<i64>),
+}
+
+impl Dom {
+    fn values(&self) -> Vec<i64> {
+        match self {
+            Dom::Range(lo, hi, st) => (*lo..=*hi).step_by(*st as usize).collect(),
+            Dom::Set(v) => v.clone(),
+        }
+    }
+}
+
+#[derive(Clone, Debug)]
+struct ParamDesc {
+    dom: Dom,
+    rules: Vec<Rule>,
+}
+
+fn expr(i: usize) -> BoxedStrategy<Expr> {
+    if i == 0 {
+        return (1i64..=12).prop_map(Expr::Const).boxed();
+    }
+    prop_oneof![
+        (1i64..=12).prop_map(Expr::Const),
+        (0..i).prop_map(Expr::P),
+        (0..i, 0..i).prop_map(|(a, b)| Expr::Mul(a, b)),
+        (0..i, 1i64..4).prop_map(|(a, c)| Expr::Div(a, c)),
+        (0..i, -2i64..3).prop_map(|(a, c)| Expr::Add(a, c)),
+    ]
+    .boxed()
+}
+
+fn rule(i: usize) -> BoxedStrategy<Rule> {
+    let op = prop_oneof![
+        Just(Op::Divides),
+        Just(Op::MultipleOf),
+        Just(Op::LessThan),
+        Just(Op::GreaterThan),
+        Just(Op::AtMost),
+        Just(Op::AtLeast),
+        Just(Op::Equal),
+        Just(Op::Unequal),
+    ];
+    let alias = (op, expr(i)).prop_map(|(o, e)| Rule::Alias(o, e));
+    if i == 0 {
+        return alias.boxed();
+    }
+    prop_oneof![
+        3 => alias,
+        1 => (0..i, 2i64..5, 0i64..2).prop_map(|(p, m, k)| Rule::SumMod(p, m, k)),
+        1 => (0..i, 4i64..40).prop_map(|(p, c)| Rule::ProdLe(p, c)),
+    ]
+    .boxed()
+}
+
+fn dom() -> impl Strategy<Value = Dom> {
+    prop_oneof![
+        (-3i64..4, 0i64..10, 1i64..4).prop_map(|(lo, span, st)| Dom::Range(lo, lo + span, st)),
+        proptest::collection::btree_set(-4i64..16, 0..6)
+            .prop_map(|s| Dom::Set(s.into_iter().collect())),
+    ]
+}
+
+fn space_desc() -> impl Strategy<Value = Vec<ParamDesc>> {
+    (1usize..=6).prop_flat_map(|n| {
+        (0..n)
+            .map(|i| {
+                (dom(), proptest::collection::vec(rule(i), 0..3))
+                    .prop_map(|(dom, rules)| ParamDesc { dom, rules })
+                    .boxed()
+            })
+            .collect::<Vec<_>>()
+    })
+}
+
+fn holds(r: &Rule, me: usize, v: &[i64]) -> bool {
+    match r {
+        Rule::Alias(op, e) => op.holds(v[me], e.eval(v)),
+        Rule::SumMod(p, m, k) => (v[me] + v[*p]).rem_euclid(*m) == *k,
+        Rule::ProdLe(p, c) => v[me] * v[*p] <= *c,
+    }
+}
+
+fn build(desc: &[ParamDesc], split: usize) -> Space {
+    let mut b = SpaceBuilder::new().__split_nodes(split);
+    for (i, p) in desc.iter().enumerate() {
+        let name = format!("P{i}");
+        let mut param = match &p.dom {
+            Dom::Range(lo, hi, st) => Param::<i64>::range(name, *lo..=*hi).step(*st),
+            Dom::Set(v) => Param::<i64>::values(name, v.clone()),
+        };
+        for r in &p.rules {
+            let vals =
+                move |b: &Bound<'_>, n: usize| (0..n).map(|j| b.get::<i64>(j)).collect::<Vec<_>>();
+            param = match r.clone() {
+                Rule::Alias(op, e) => {
+                    let deps = e.deps();
+                    let rhs = move |b: &Bound<'_>| e.eval(&vals(b, i));
+                    match op {
+                        Op::Divides => param.divides(&deps, rhs),
+                        Op::MultipleOf => param.multiple_of(&deps, rhs),
+                        Op::LessThan => param.less_than(&deps, rhs),
+                        Op::GreaterThan => param.greater_than(&deps, rhs),
+                        Op::AtMost => param.at_most(&deps, rhs),
+                        Op::AtLeast => param.at_least(&deps, rhs),
+                        Op::Equal => param.equal(&deps, rhs),
+                        Op::Unequal => param.unequal(&deps, rhs),
+                    }
+                }
+                r @ (Rule::SumMod(p, ..) | Rule::ProdLe(p, _)) => {
+                    param.constraint(&[p], move |b| holds(&r, i, &vals(b, i + 1)))
+                }
+            };
+        }
+        b = b.param(param);
+    }
+    b.build().expect("space builds")
+}
+
+/// Every valid configuration, by brute force over the Cartesian product.
+fn brute(desc: &[ParamDesc]) -> Vec<Vec<i64>> {
+    let mut out = vec![vec![]];
+    for (i, p) in desc.iter().enumerate() {
+        let mut next = Vec::new();
+        for prefix in &out {
+            for v in p.dom.values() {
+                let mut c = prefix.clone();
+                c.push(v);
+                if p.rules.iter().all(|r| holds(r, i, &c)) {
+                    next.push(c);
+                }
+            }
+        }
+        out = next;
+    }
+    out
+}
+
+fn vals(c: &Config) -> Vec<i64> {
+    (0..c.raw().len()).map(|i| c.get::<i64>(i)).collect()
+}
+
+fn cfg(v: &[i64]) -> Config {
+    Config::from_raw(v.iter().map(|&x| x as u64).collect::<Vec<_>>())
+}
+
+proptest! {
+    #![proptest_config(ProptestConfig::with_cases(400))]
+
+    #[test]
+    fn matches_brute_force(desc in space_desc(), split in 1usize..6) {
+        let space = build(&desc, split);
+        let all = brute(&desc);
+        prop_assert_eq!(space.len(), all.len() as u128);
+        let from_space: BTreeSet<Vec<i64>> = space.iter().map(|c| vals(&c)).collect();
+        let expected: BTreeSet<Vec<i64>> = all.iter().cloned().collect();
+        prop_assert_eq!(&from_space, &expected);
+        // Bijection: get and index_of are inverse.
+        for i in 0..space.len() {
+            let c = space.get(i).unwrap();
+            prop_assert_eq!(space.index_of(&c), Some(i));
+        }
+        prop_assert!(space.get(space.len()).is_none());
+        // Membership of every Cartesian point.
+        let mut cart = vec![vec![]];
+        for p in &desc {
+            cart = cart.iter().flat_map(|pre: &Vec<i64>| p.dom.values().into_iter().map(move |v| {
+                let mut c = pre.clone(); c.push(v); c
+            })).collect();
+        }
+        for c in &cart {
+            prop_assert_eq!(space.contains(&cfg(c)), expected.contains(c));
+        }
+        // Neighbours: valid, one parameter changed; `Any` is complete; `Adjacent` is the
+        // nearest valid value on each side.
+        for c in all.iter().take(40) {
+            let any: BTreeSet<Vec<i64>> = space.neighbours(&cfg(c), Neighbourhood::Any).iter().map(vals).collect();
+            let want: BTreeSet<Vec<i64>> = all.iter().filter(|o| {
+                o.iter().zip(c).filter(|(a, b)| a != b).count() == 1
+            }).cloned().collect();
+            prop_assert_eq!(&any, &want);
+            for n in space.neighbours(&cfg(c), Neighbourhood::Adjacent) {
+                let n = vals(&n);
+                prop_assert!(want.contains(&n));
+                let p = (0..c.len()).find(|&k| n[k] != c[k]).unwrap();
+                // No valid value of parameter p lies strictly between (in domain order).
+                let dom = desc[p].dom.values();
+                let (ic, inn) = (dom.iter().position(|&x| x == c[p]).unwrap(), dom.iter().position(|&x| x == n[p]).unwrap());
+                let (lo, hi) = (ic.min(inn), ic.max(inn));
+                for &between in &dom[lo + 1..hi] {
+                    let mut o = c.clone();
+                    o[p] = between;
+                    prop_assert!(!expected.contains(&o));
+                }
+            }
+        }
+    }
+}
+
+#[test]
+fn sampling_is_uniform() {
+    // Uneven tree: x in 1..=12, y divides x. 35 configurations, leaves spread unevenly.
+    let space = SpaceBuilder::new()
+        .param(Param::<u32>::range("x", 1..=12))
+        .param(Param::<u32>::range("y", 1..=12).divides(&[0], |b| b.get::<u32>(0)))
+        .build()
+        .unwrap();
+    let k = space.len() as usize;
+    assert_eq!(k, 35);
+    let mut rng = rand::rngs::SmallRng::seed_from_u64(7);
+    let draws = 70_000;
+    let mut counts: HashMap<Config, usize> = HashMap::new();
+    for _ in 0..draws {
+        *counts.entry(space.sample(&mut rng).unwrap()).or_default() += 1;
+    }
+    assert_eq!(counts.len(), k);
+    let e = draws as f64 / k as f64;
+    let chi2: f64 = counts.values().map(|&o| (o as f64 - e).powi(2) / e).sum();
+    // 34 degrees of freedom: the 99.9th percentile is about 65.2.
+    assert!(
+        chi2 < 65.2,
+        "chi-square {chi2} too large for a uniform sample"
+    );
+}
+
+#[test]
+fn independent_groups_and_exact_counts() {
+    let n = 1usize << 20;
+    let space = SpaceBuilder::new()
+        .param(Param::<usize>::range("WPT", 1..=n).divides(&[], move |_| n))
+        .param(Param::<usize>::range("LS", 1..=n).divides(&[0], move |b| n / b.get::<usize>(0)))
+        .param(Param::<u32>::values("VW", [1, 2, 4, 8]))
+        .param(Param::bool("PAD"))
+        .build()
+        .unwrap();
+    assert_eq!(space.len(), 231 * 8);
+    let groups = space.groups();
+    assert_eq!(groups.len(), 3);
+    assert_eq!(groups[0].1, 231);
+}
+
+#[test]
+fn errors_are_reported_not_panicked() {
+    let dup = SpaceBuilder::new()
+        .param(Param::<u8>::range("A", 1..=3))
+        .param(Param::<u8>::range("A", 1..=3))
+        .build();
+    assert!(dup.unwrap_err().to_string().contains("declared twice"));
+    let step0 = SpaceBuilder::new()
+        .param(Param::<u8>::range("A", 1..=3).step(0))
+        .build();
+    assert!(step0
+        .unwrap_err()
+        .to_string()
+        .contains("step must be positive"));
+    let dupv = SpaceBuilder::new()
+        .param(Param::<u8>::values("A", [1, 2, 1]))
+        .build();
+    assert!(dupv.unwrap_err().to_string().contains("listed twice"));
+    let panicky = SpaceBuilder::new()
+        .param(Param::<u32>::range("A", 0..=3))
+        .param(Param::<u32>::range("B", 0..=3).constraint(&[0], |b| 12 / b.get::<u32>(0) > 1))
+        .build();
+    assert!(panicky.unwrap_err().to_string().contains("panicked"));
+    let big = SpaceBuilder::new()
+        .param(Param::<u64>::range("A", 0..=u64::MAX))
+        .build();
+    assert!(big.is_err());
+}
+
+#[test]
+fn values_round_trip() {
+    let space = SpaceBuilder::new()
+        .param(Param::<i32>::range("A", -4..=4).step(2))
+        .param(Param::<f32>::values("F", [0.5, 1.0]))
+        .param(Param::bool("B").default_value(true))
+        .build()
+        .unwrap();
+    assert_eq!(space.len(), 5 * 2 * 2);
+    for c in space.iter() {
+        let named: Vec<(String, tune_runtime::Value)> = space
+            .values(&c)
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect();
+        let back = space
+            .config_from_values(named.iter().map(|(n, v)| (n.as_str(), v.clone())))
+            .unwrap();
+        assert_eq!(back, c);
+    }
+    let err = space
+        .config_from_values([
+            ("A", tune_runtime::Value::Int(3)),
+            ("F", tune_runtime::Value::Float(0.5)),
+            ("B", tune_runtime::Value::Bool(true)),
+        ])
+        .unwrap_err();
+    assert!(err.to_string().contains("not in the search space"));
+}
