@@ -48,6 +48,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -703,6 +704,7 @@ pub struct KernelSpec {
     tolerance: Tolerance,
     comparator: Option<Comparator>,
     cache_capacity: usize,
+    time_limit: Option<Duration>,
 }
 
 impl fmt::Debug for KernelSpec {
@@ -739,6 +741,7 @@ impl KernelSpec {
             tolerance: Tolerance::default(),
             comparator: None,
             cache_capacity: 256,
+            time_limit: None,
         }
     }
     /// A fixed define besides the tuning parameters (`-DNAME=value`).
@@ -878,6 +881,15 @@ impl KernelSpec {
         self
     }
 
+    /// Stops measuring a configuration whose first run takes longer than `limit`: it is
+    /// recorded as [`Failure::Timeout`] without its warm-ups and repetitions (see also
+    /// [`KernelEvaluator::set_time_limit`], which a tuner can tighten as it finds faster
+    /// configurations).
+    pub fn time_limit(mut self, limit: Duration) -> Self {
+        self.time_limit = Some(limit);
+        self
+    }
+
     /// The defines of `config`: every tuning parameter as `NAME=value` (bool as 0/1; an enum
     /// as its variant index, plus `NAME_Variant=index` for each of its variants), then the
     /// fixed defines.
@@ -964,6 +976,7 @@ pub struct KernelEvaluator<B: Backend> {
     buffers: Mutex<Vec<B::Buffer>>,
     expected: Option<Vec<HostData>>,
     cache: Mutex<HashMap<CacheKey, Arc<B::Kernel>>>,
+    time_limit_ns: AtomicU64,
 }
 
 impl<B: Backend> fmt::Debug for KernelEvaluator<B> {
@@ -1032,7 +1045,9 @@ impl<B: Backend> KernelEvaluator<B> {
             buffers: Mutex::new(buffers),
             expected: None,
             cache: Mutex::new(HashMap::new()),
+            time_limit_ns: AtomicU64::new(0),
         };
+        ev.set_time_limit(ev.spec.time_limit);
         ev.expected = match ev.spec.reference.clone() {
             None => None,
             Some(Reference::Closure(f)) => {
@@ -1050,6 +1065,16 @@ impl<B: Backend> KernelEvaluator<B> {
             Some(Reference::Kernel(r)) => Some(ev.run_reference_kernel(space, &r)?),
         };
         Ok(ev)
+    }
+
+    /// Sets (or clears) the time limit of a configuration's first run; a slower configuration
+    /// is recorded as [`Failure::Timeout`] without repetitions. A tuner may set it to a
+    /// multiple of the best time so far.
+    pub fn set_time_limit(&self, limit: Option<Duration>) {
+        let ns = limit.map_or(0, |d| {
+            u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
+        });
+        self.time_limit_ns.store(ns, Ordering::Relaxed);
     }
 
     /// The backend.
@@ -1426,6 +1451,10 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             .map_err(|_| Failure::Other("buffer lock poisoned".into()))?;
         self.restore(&mut buffers)?;
         let first = self.launch_with(&buffers, &prepared, None)?;
+        let limit = self.time_limit_ns.load(Ordering::Relaxed);
+        if limit > 0 && first.as_nanos() > u128::from(limit) {
+            return Err(Failure::Timeout(first));
+        }
         let validation = if self.expected.is_some() {
             let t = Instant::now();
             let out = self.read_outputs(&buffers)?;

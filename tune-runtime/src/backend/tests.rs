@@ -413,3 +413,22 @@ fn spec_errors() {
     .unwrap_err();
     assert!(e.to_string().contains("not of `int`"), "{e}");
 }
+
+#[test]
+fn slow_configurations_time_out_without_repetitions() {
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        spec().time_limit(Duration::from_micros(400)),
+    )
+    .unwrap();
+    // X = 1 takes 1000 us, X = 3 takes 333 us.
+    assert!(matches!(
+        eval(&ev, &s, &find(&s, 1, 16)),
+        Err(Failure::Timeout(d)) if d == Duration::from_micros(1000)
+    ));
+    assert!(eval(&ev, &s, &find(&s, 3, 16)).is_ok());
+    ev.set_time_limit(None);
+    assert!(eval(&ev, &s, &find(&s, 1, 16)).is_ok());
+}
