@@ -9,6 +9,10 @@
 pub mod abort;
 pub mod backend;
 pub mod cost;
+/// The CUDA backend (feature `cuda`), also at `backend::cuda`.
+#[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+pub use backend::cuda;
 mod error;
 pub mod evaluate;
 mod macro_support;

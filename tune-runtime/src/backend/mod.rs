@@ -43,6 +43,9 @@
 #[cfg(feature = "opencl")]
 #[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
 pub mod opencl;
+#[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+pub mod cuda;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;

@@ -1,0 +1,215 @@
+//! CUDA backend tests. The GPU tests skip when no CUDA device is usable, unless
+//! `TUNE_REQUIRE_CUDA=1` (then a missing device fails them). On the GPU machine:
+//! `TUNE_REQUIRE_CUDA=1 cargo test --release --features cuda --test cuda`
+#![cfg(feature = "cuda")]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+#[path = "../examples/common/cuda.rs"]
+mod common;
+
+use std::sync::Arc;
+
+use tune::backend::{BufferArg, HostData, KernelEvaluator, KernelSpec, Tolerance};
+use tune::cuda::Cuda;
+use tune::{Error, Evaluator, Failure, Param, Space, SpaceBuilder};
+
+/// The backend, or `None` (test skipped) when CUDA is missing and not required.
+fn gpu() -> Option<Arc<Cuda>> {
+    match Cuda::open(0) {
+        Ok(c) => Some(Arc::new(c)),
+        Err(e) => {
+            assert!(
+                std::env::var("TUNE_REQUIRE_CUDA").as_deref() != Ok("1"),
+                "TUNE_REQUIRE_CUDA=1 but CUDA is unusable: {e}"
+            );
+            eprintln!("skipped: {e}");
+            None
+        }
+    }
+}
+
+#[test]
+fn missing_cuda_is_backend_unavailable() {
+    // SAFETY: only tries to load the library.
+    let driver = unsafe { tune::cuda::cudarc::driver::sys::is_culib_present() };
+    if driver {
+        return; // the GPU tests cover this machine
+    }
+    match Cuda::open(0) {
+        Err(Error::BackendUnavailable { backend, reason }) => {
+            assert_eq!(backend, "cuda");
+            assert!(reason.contains("libcuda"), "{reason}");
+        }
+        Err(e) => panic!("unexpected error: {e}"),
+        Ok(_) => panic!("opened a CUDA device without libcuda"),
+    }
+    assert!(Cuda::open("H200").is_err());
+}
+
+#[test]
+fn spaces_of_the_case_studies() {
+    let s = common::sgemm_space(4096, 4096, 4096).unwrap();
+    assert!(s.len() > 1000, "{}", s.len());
+    for c in s.iter().take(3000) {
+        let g = |n: &str| c.get::<u32>(s.slot(n).unwrap());
+        let nt = (g("BM") / g("TM")) * (g("BN") / g("TN"));
+        assert!((64..=1024).contains(&nt));
+        assert_eq!((g("BM") * g("BK")) % (g("VA") * nt), 0);
+        assert_eq!((g("BN") * g("BK")) % (g("VB") * nt), 0);
+        assert!(common::sgemm_smem(&c) <= 227 * 1024);
+    }
+    let x = common::xgemm_direct_space().unwrap();
+    assert!(x.len() > 1000, "{}", x.len());
+    // 4 x 5 x 4 x 4 x 4 = 1280, less (16, 1) and (128, 16) of the block sizes.
+    assert_eq!(common::kt_matmul_space().unwrap().len(), 1280 - 2 * 64);
+}
+
+fn saxpy_space(n: usize) -> Space {
+    SpaceBuilder::new()
+        .param(Param::<usize>::range("WPT", 1..=n).divides(&[], move |_| n))
+        .param(Param::<usize>::range("LS", 1..=1024).divides(&[0], move |b| n / b.get::<usize>(0)))
+        .build()
+        .unwrap()
+}
+
+/// saxpy's arguments and reference, around a given kernel source.
+fn saxpy_like(source: &str, n: usize) -> KernelSpec {
+    let x = common::random_f32(n, 1);
+    let y = common::random_f32(n, 2);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.0 * x + y).collect();
+    KernelSpec::new(source, "saxpy")
+        .global(move |c| [n / c.get::<usize>(0)])
+        .local(|c| [c.get::<usize>(1)])
+        .scalar(n as i32)
+        .scalar(2.0f32)
+        .buffer(BufferArg::from_vec(x))
+        .buffer(BufferArg::from_vec(y).output())
+        .tolerance(Tolerance::PerElement {
+            abs: 1e-6,
+            rel: 1e-6,
+        })
+        .reference(move |_| Ok(vec![HostData::F32(want.clone())]))
+}
+
+fn saxpy_spec(n: usize) -> KernelSpec {
+    saxpy_like(include_str!("../kernels/saxpy.cu"), n)
+}
+
+#[test]
+fn saxpy_measures_and_validates_on_the_gpu() {
+    let Some(cuda) = gpu() else { return };
+    let n = 1 << 16;
+    let space = saxpy_space(n);
+    let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, saxpy_spec(n)).unwrap();
+    let mut valid = 0;
+    for c in space.iter().filter(|c| c.get::<usize>(1) >= 32).take(12) {
+        let p = eval.prepare(&space, &c).unwrap();
+        let m = eval.measure(&space, &c, p).unwrap();
+        assert!(m.cost.as_secs_f64() > 0.0);
+        assert_eq!(m.samples.len(), 5);
+        assert!(m.validation.is_some());
+        valid += 1;
+    }
+    assert!(valid > 0);
+    assert!(eval.device().contains("cuda"));
+}
+
+#[test]
+fn every_failure_kind_is_recorded() {
+    let Some(cuda) = gpu() else { return };
+    let n = 1 << 12;
+    let space = saxpy_space(n);
+    let c = space
+        .config_from_values([("WPT", tune::Value::Int(1)), ("LS", tune::Value::Int(128))])
+        .unwrap();
+
+    // Compile error: the log comes back.
+    let bad = KernelSpec::new("extern \"C\" __global__ void saxpy() { nope; }", "saxpy")
+        .global(move |_| [n])
+        .local(|_| [128]);
+    let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, bad).unwrap();
+    match eval.prepare(&space, &c) {
+        Err(Failure::Compile(log)) => assert!(log.contains("nope"), "{log}"),
+        other => panic!("expected a compile failure, got {other:?}"),
+    }
+
+    // Over the kernel's own limit: __launch_bounds__(64) and a block of 128.
+    let bounded = KernelSpec::new(
+        "extern \"C\" __global__ void __launch_bounds__(64) saxpy(float* y) { y[threadIdx.x] = 1.0f; }",
+        "saxpy",
+    )
+    .global(|_| [128])
+    .local(|_| [128])
+    .buffer(BufferArg::zeros::<f32>(128));
+    let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, bounded).unwrap();
+    match eval.prepare(&space, &c) {
+        Err(Failure::Invalid(m)) => assert!(m.contains("limit"), "{m}"),
+        other => panic!("expected an invalid configuration, got {other:?}"),
+    }
+
+    // Over the device's limit: 2048 threads per block, rejected before compiling.
+    let big = saxpy_spec(n).local(|_| [2048]);
+    let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, big).unwrap();
+    assert!(matches!(eval.prepare(&space, &c), Err(Failure::Invalid(_))));
+
+    // Wrong result: forgets `+ y`.
+    let wrong = saxpy_like(
+        "extern \"C\" __global__ void saxpy(int n, float a, const float* x, float* y) { int i = blockIdx.x * blockDim.x + threadIdx.x; y[i] = a * x[i]; }",
+        n,
+    );
+    let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, wrong).unwrap();
+    let p = eval.prepare(&space, &c).unwrap();
+    assert!(matches!(
+        eval.measure(&space, &c, p),
+        Err(Failure::WrongResult(_))
+    ));
+}
+
+#[test]
+fn sgemm_configurations_are_right_on_the_gpu() {
+    let Some(cuda) = gpu() else { return };
+    let (m, n, k) = (256usize, 512usize, 128usize);
+    let a = common::random_f32(m * k, 3);
+    let b = common::random_f32(k * n, 4);
+    let mut c = vec![0f32; m * n];
+    for i in 0..m {
+        for j in 0..n {
+            c[i * n + j] = (0..k)
+                .map(|l| f64::from(a[i * k + l]) * f64::from(b[l * n + j]))
+                .sum::<f64>() as f32;
+        }
+    }
+    let space = common::sgemm_space(m as u32, n as u32, k as u32).unwrap();
+    let spec = common::sgemm_spec(m as u32, n as u32, k as u32, a, b, Some(c));
+    let eval = KernelEvaluator::<Cuda>::new(cuda, &space, spec).unwrap();
+    let mut search = common::Search::new(5, usize::MAX, Vec::new());
+    let st = common::tune_loop(&eval, &space, &mut search, 48, 16, true);
+    // Every configuration that compiled and fits must compute the right product.
+    assert_eq!(
+        st.failures.get("wrong_result"),
+        None,
+        "{:?}",
+        st.first_failure
+    );
+    assert_eq!(st.failures.get("launch"), None, "{:?}", st.first_failure);
+    assert!(st.valid >= 24, "{} valid: {:?}", st.valid, st.first_failure);
+}
+
+#[test]
+fn xgemm_direct_is_right_on_the_gpu() {
+    let Some(cuda) = gpu() else { return };
+    let space = common::xgemm_direct_space().unwrap();
+    let eval =
+        KernelEvaluator::<Cuda>::new(cuda, &space, common::xgemm_direct_spec(20, 576, 25, 9))
+            .unwrap();
+    let mut search = common::Search::new(5, usize::MAX, Vec::new());
+    let st = common::tune_loop(&eval, &space, &mut search, 48, 16, true);
+    assert_eq!(
+        st.failures.get("wrong_result"),
+        None,
+        "{:?}",
+        st.first_failure
+    );
+    assert_eq!(st.failures.get("launch"), None, "{:?}", st.first_failure);
+    assert!(st.valid >= 24, "{} valid: {:?}", st.valid, st.first_failure);
+}
