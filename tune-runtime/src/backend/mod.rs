@@ -40,12 +40,12 @@
 //! # fn main() {}
 //! ```
 
-#[cfg(feature = "opencl")]
-#[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
-pub mod opencl;
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub mod cuda;
+#[cfg(feature = "opencl")]
+#[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
+pub mod opencl;
 
 use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
