@@ -1,4 +1,4 @@
-//! tune: auto-tuning of GPU and CPU kernels, declared inline in Rust host code.
+#![doc = include_str!("../README.md")]
 #![warn(missing_docs)]
 
 pub use tune_runtime::*;
