@@ -81,6 +81,16 @@ impl<'de, V: Deserialize<'de>> Deserialize<'de> for Named<V> {
     }
 }
 
+impl std::fmt::Display for Named<Value> {
+    /// `NAME=value NAME=value ...`.
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        for (i, (n, v)) in self.0.iter().enumerate() {
+            write!(f, "{}{n}={v}", if i == 0 { "" } else { " " })?;
+        }
+        Ok(())
+    }
+}
+
 impl Named<Value> {
     /// The named values of a configuration.
     pub fn of(space: &Space, config: &Config) -> Self {

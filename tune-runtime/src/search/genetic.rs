@@ -87,17 +87,7 @@ impl Genetic {
         if self.rng.random::<f64>() < self.mutation {
             i = mutate(space, i, &self.visited, Neighbourhood::Any, &mut self.rng);
         }
-        for _ in 0..4 {
-            if !self.visited.contains(i) {
-                return Some(i);
-            }
-            i = mutate(space, i, &self.visited, Neighbourhood::Any, &mut self.rng);
-        }
-        if self.visited.contains(i) {
-            self.visited.random_unseen(space, &mut self.rng)
-        } else {
-            Some(i)
-        }
+        self.visited.unseen_near(space, i, &mut self.rng)
     }
 }
 

@@ -5,9 +5,9 @@ use std::collections::HashMap;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 
-use super::util::{dom_of, finite, mutate, repair, Visited};
+use super::util::{dom_of, finite, repair, Visited};
 use super::Technique;
-use crate::space::{Neighbourhood, Space};
+use crate::space::Space;
 
 #[derive(Debug, Clone)]
 struct Particle {
@@ -104,18 +104,8 @@ impl Pso {
                 *t = self.rng.random_range(0..len) as u32;
             }
         }
-        let mut i = repair(space, at, &target, &mut self.rng);
-        for _ in 0..4 {
-            if !self.visited.contains(i) {
-                return Some(i);
-            }
-            i = mutate(space, i, &self.visited, Neighbourhood::Any, &mut self.rng);
-        }
-        if self.visited.contains(i) {
-            self.visited.random_unseen(space, &mut self.rng)
-        } else {
-            Some(i)
-        }
+        let i = repair(space, at, &target, &mut self.rng);
+        self.visited.unseen_near(space, i, &mut self.rng)
     }
 }
 

@@ -33,6 +33,27 @@ impl Visited {
         self.set.len() as u128 >= space.len()
     }
     /// A random index not proposed yet (not marked), or `None` when none is left.
+    /// `i` if it was not proposed yet, else a few mutations of it, else any unseen index:
+    /// how the population techniques turn a child into a fresh proposal.
+    pub(crate) fn unseen_near(
+        &self,
+        space: &Space,
+        mut i: u128,
+        rng: &mut SmallRng,
+    ) -> Option<u128> {
+        for _ in 0..4 {
+            if !self.contains(i) {
+                return Some(i);
+            }
+            i = mutate(space, i, self, Neighbourhood::Any, rng);
+        }
+        if self.contains(i) {
+            self.random_unseen(space, rng)
+        } else {
+            Some(i)
+        }
+    }
+
     pub(crate) fn random_unseen(&self, space: &Space, rng: &mut SmallRng) -> Option<u128> {
         let len = space.len();
         if self.exhausted(space) {

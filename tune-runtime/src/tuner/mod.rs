@@ -779,12 +779,7 @@ impl<C: Cost> State<C> {
             if r.status == "wrong_result" {
                 self.wrong.push(format!(
                     "{}: {}",
-                    r.config
-                        .0
-                        .iter()
-                        .map(|(n, v)| format!("{n}={v}"))
-                        .collect::<Vec<_>>()
-                        .join(" "),
+                    r.config,
                     r.detail.as_deref().unwrap_or("")
                 ));
             }

@@ -106,18 +106,7 @@ pub fn tune_test<E: Evaluator>(mut tuner: Tuner<E>) -> Result<TuningResult<E::Co
     eprintln!("{}", result.summary());
     let wrong: Vec<String> = result
         .wrong_results()
-        .map(|r| {
-            format!(
-                "  {}: {}",
-                r.config
-                    .0
-                    .iter()
-                    .map(|(n, v)| format!("{n}={v}"))
-                    .collect::<Vec<_>>()
-                    .join(" "),
-                r.detail.as_deref().unwrap_or("")
-            )
-        })
+        .map(|r| format!("  {}: {}", r.config, r.detail.as_deref().unwrap_or("")))
         .collect();
     if !wrong.is_empty() {
         return Err(Error::WrongResults {
