@@ -24,7 +24,6 @@ use tune::results::Database;
 use tune::tuner::Tuner;
 use tune::{Config, Failure, Measured, TechniqueKind};
 
-
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |c| c.get())
 }

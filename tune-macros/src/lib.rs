@@ -6,10 +6,12 @@
 //! API through `tune::__private`.
 #![warn(missing_docs)]
 
+mod abort;
 mod check;
 mod decl;
 mod derive_enum;
 mod diag;
+mod entry;
 mod expand;
 mod space;
 mod tunable;

@@ -41,7 +41,6 @@ use std::time::{Duration, Instant};
 use indicatif::{ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::abort::{AbortCondition, Progress, WholeSpace};
-use crate::search::TechniqueKind;
 use crate::cost::Cost;
 use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::param::Value;
@@ -50,6 +49,7 @@ use crate::results::export;
 use crate::results::log::{self, LogWriter};
 use crate::results::{timestamp, Database, Named, Record, Stamper};
 use crate::search::Technique;
+use crate::search::TechniqueKind;
 use crate::space::{Config, Space};
 use crate::{Error, Result};
 
