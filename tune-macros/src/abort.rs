@@ -62,6 +62,9 @@ pub fn expand(e: &Expr, krate: &Path, errors: &mut Errors) -> Option<TokenStream
                         b.op,
                         format!("combine abort conditions with `{good}`, not `{bad}`"),
                     );
+                    // Check both sides too, to report every mistake at once.
+                    expand(&b.left, krate, errors);
+                    expand(&b.right, krate, errors);
                     return None;
                 }
                 _ => {
