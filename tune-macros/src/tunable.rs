@@ -131,7 +131,13 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
         } else if meta.path.is_ident("abort") {
             let v = meta.value()?;
             let e: syn::Expr = if v.peek(syn::LitStr) {
-                v.parse::<syn::LitStr>()?.parse()?
+                let s = v.parse::<syn::LitStr>()?;
+                s.parse().map_err(|e| {
+                    syn::Error::new(
+                        s.span(),
+                        format!("cannot read the abort condition: {e}; write e.g. `evaluations(100) | duration(30s)`"),
+                    )
+                })?
             } else {
                 v.parse()?
             };
