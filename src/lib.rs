@@ -161,7 +161,7 @@ pub use tune_macros::space;
 /// # Ok::<(), tune::Error>(())
 /// ```
 ///
-/// Inside a test (the cargo-test flow):
+/// Inside a test (the cargo-test flow), or with [`test`](macro@test):
 ///
 /// ```no_run
 /// # #[tune::tunable] fn saxpy(x: &[f32], #[tp([1, 2])] w: usize) {}
@@ -173,6 +173,31 @@ pub use tune_macros::space;
 /// }
 /// ```
 pub use tune_macros::tunable;
+
+/// Turns a function whose body ends with a tuner into a tuning test: a `#[test]` that runs
+/// it with [`testing::tune_test`] — a short budget, unless `TUNE_FULL=1` asks for the
+/// tuner's own abort condition — and fails when no configuration is valid or one gave a
+/// wrong result (a failed check of `tuner_with`). The best configuration is recorded in the
+/// tuner's database (by default `$TUNE_DB`, else `tuning/` of the crate), where the
+/// generated `best` and `_auto` find it. The function takes no arguments and has no return
+/// type; `?` works in its body. `#[tune::test(crate = "path")]` names a renamed facade.
+///
+/// ```no_run
+/// #[tune::tunable(abort = duration(5min))]
+/// fn saxpy(x: &[f32], y: &mut [f32], #[tp([1, 2, 4, 8])] wpt: usize) {
+///     # let _ = (x, y, wpt);
+///     // ...
+/// }
+///
+/// #[tune::test]
+/// fn tune_saxpy() {
+///     let x = vec![1.0f32; 1 << 20];
+///     let mut y = vec![0.0f32; 1 << 20];
+///     SaxpyConfig::tuner(&x, &mut y)?
+/// }
+/// # fn main() {}
+/// ```
+pub use tune_macros::test;
 
 /// Derives [`ParamType`] and [`EnumParam`] for a fieldless enum, so that it can be the type
 /// of a tuning parameter taking every variant. The enum also needs `Clone`, `Copy`,

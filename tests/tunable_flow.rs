@@ -148,3 +148,14 @@ fn timed_function_in_a_test() -> tune::Result<()> {
     std::fs::remove_dir_all(&dir).ok();
     Ok(())
 }
+
+/// `#[tune::test]`: the body ends with the tuner to run as a test.
+#[tune::test]
+fn tune_with_the_attribute() {
+    let (dir, db) = temp_db("attr");
+    let data = vec![1.0; 512];
+    let mut out = 0.0;
+    BlockedSumConfig::tuner(&data, &mut out)?
+        .database(db)
+        .log(dir.join("log.jsonl"))
+}

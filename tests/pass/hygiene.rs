@@ -94,3 +94,10 @@ fn entry_points() {
     });
     let _ = CostConfig::best_in(&tune::results::Database::open("unused"), &x);
 }
+
+#[tune::test]
+fn tune_sum() {
+    let x = [1.0f32; 16];
+    let mut y = [0.0f32; 16];
+    SumConfig::tuner(&x, &mut y, 3)?
+}

@@ -274,6 +274,7 @@ fn factor(e: &Expr, errors: &mut Errors) -> Option<f64> {
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)]
     use super::*;
 
     fn run(e: Expr) -> Result<String, Vec<String>> {

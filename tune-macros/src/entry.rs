@@ -294,9 +294,8 @@ impl Entry<'_> {
              or a space without a valid configuration.",
             p_doc = self.krate.to_token_stream().to_string().replace(' ', "")
         );
-        let best_in_doc = format!(
-            "[`Self::best`] with the tuning database `db`.\n\n# Errors\nSee [`Self::best`]."
-        );
+        let best_in_doc =
+            "[`Self::best`] with the tuning database `db`.\n\n# Errors\nSee [`Self::best`].";
         let mut out = quote! {
             #[doc = #best_doc]
             #[allow(unused_variables, clippy::too_many_arguments)]
