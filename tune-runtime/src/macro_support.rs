@@ -299,4 +299,29 @@ mod tests {
         assert!(check_len(&c, &["a", "b"]).is_err());
         assert!(check_len(&c, &["a", "b", "c"]).is_ok());
     }
+
+    #[test]
+    fn helpers_of_the_entry_points() {
+        let m = timed(
+            &[
+                Duration::from_millis(3),
+                Duration::from_millis(1),
+                Duration::from_millis(2),
+            ],
+            None,
+        );
+        assert_eq!(m.cost, Duration::from_millis(2));
+        assert_eq!(m.samples.len(), 3);
+        assert_eq!(input_key(&[("n", &4), ("x", &"a")]), "n=4,x=a");
+        assert_eq!(input_key(&[]), "");
+        assert_eq!(IntoCost::into_measured(2.0f64).unwrap().cost, 2.0);
+        let r: std::result::Result<f64, Failure> = Err(Failure::WrongResult("w".into()));
+        assert_eq!(
+            IntoCost::failure(&r),
+            Some(Failure::WrongResult("w".into()))
+        );
+        let r: std::result::Result<(), Error> = Err(Error::InvalidSpace("x".into()));
+        assert!(matches!(result_failure(&r), Some(Failure::Other(_))));
+        assert_eq!(technique("annealing").name(), "annealing");
+    }
 }
