@@ -6,23 +6,23 @@
 //! ```
 //!
 //! Tile sizes, the unroll factor of the inner loop and the number of threads are tuning
-//! parameters; every configuration is checked against a naive reference, and the results go
-//! to `target/tune/matmul_cpu.jsonl` (every evaluation) and `tuning/matmul_cpu/` (the best
-//! configuration per CPU and matrix size, where production code looks it up).
+//! parameters. `#[tunable]` generates, beside `matmul`:
+//! - `MatmulConfig::tuner_with(a, b, c, n, check)`: a tuner that calls `matmul` with each
+//!   configuration, times it (median of 3 calls after an untimed one that `check` validates
+//!   against a naive reference), with the technique and abort condition of the attribute;
+//! - `MatmulConfig::best(a, b, c, n)`: the configuration production code runs, from the
+//!   tuning database, and where it came from; `matmul_auto(a, b, c, n)` calls `matmul` with it.
 //!
-//! `#[tunable]` turns the tuning arguments of `matmul` into a search space
-//! (`MatmulConfig::space`) and a typed configuration (`MatmulConfig`, with `.call(..)`).
+//! Results go to `target/tune/matmul_cpu.jsonl` (every evaluation) and `tuning/matmul_cpu/`
+//! (the best configuration per CPU and matrix size, where `best` looks it up; `$TUNE_DB`
+//! names another folder).
 
-use std::time::{Duration, Instant};
+use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
-use tune::abort::AbortCondition;
-use tune::abort::{Elapsed, Evaluations, WholeSpace};
-use tune::evaluate::closure::Closure;
-use tune::results::Database;
-use tune::tuner::Tuner;
-use tune::{Config, Failure, Measured, TechniqueKind};
+use tune::abort::WholeSpace;
+use tune::Failure;
 
 fn cores() -> usize {
     std::thread::available_parallelism().map_or(1, |c| c.get())
@@ -30,7 +30,14 @@ fn cores() -> usize {
 
 /// `c = a * b` for `n x n` row-major matrices, blocked in `mt x nt x kt` tiles, the inner
 /// loop unrolled `unroll` times, rows of tiles shared among `threads` threads.
-#[tune::tunable]
+#[tune::tunable(
+    name = "matmul_cpu",
+    technique = bandit,
+    abort = evaluations(60) | duration(30s),
+    repetitions = 3,
+    input(n = n),
+    device = cpu_name(),
+)]
 #[allow(clippy::too_many_arguments)] // the tuning parameters are arguments
 fn matmul(
     a: &[f32],
@@ -136,55 +143,27 @@ fn main() -> tune::Result<()> {
     let reference = naive(&a, &b, n);
     let naive_time = t.elapsed();
 
-    let eval = Closure::new(|config: &Config| -> Result<Measured<Duration>, Failure> {
-        let cfg = MatmulConfig::try_from(config).map_err(|e| Failure::Other(e.to_string()))?;
-        let mut c = vec![0.0f32; n * n];
-        let run = |c: &mut [f32]| cfg.call(&a, &b, c, n);
-        // Validate once, then time.
-        run(&mut c);
-        let v = Instant::now();
-        let tolerance = 1e-4 * n as f32;
-        if let Some((i, (x, y))) = c
+    let mut c = vec![0.0f32; n * n];
+    let tolerance = 1e-4 * n as f32;
+    // Every configuration's first call is checked against the reference.
+    let check = |_: &(), _: &[f32], _: &[f32], c: &[f32], _: &usize| -> Result<(), Failure> {
+        match c
             .iter()
             .zip(&reference)
             .enumerate()
             .find(|(_, (x, y))| (*x - *y).abs() > tolerance)
         {
-            return Err(Failure::WrongResult(format!("c[{i}] = {x}, expected {y}")));
+            Some((i, (x, y))) => Err(Failure::WrongResult(format!("c[{i}] = {x}, expected {y}"))),
+            None => Ok(()),
         }
-        let validation = v.elapsed();
-        let mut samples: Vec<Duration> = (0..3)
-            .map(|_| {
-                let t = Instant::now();
-                run(&mut c);
-                t.elapsed()
-            })
-            .collect();
-        let raw = samples.iter().map(Duration::as_secs_f64).collect();
-        samples.sort();
-        Ok(Measured {
-            cost: samples[1],
-            samples: raw,
-            validation: Some(validation),
-        })
-    })
-    .device_name(cpu_name());
-
-    let abort: Box<dyn AbortCondition> = if full {
-        Box::new(WholeSpace)
-    } else {
-        Box::new(Evaluations(60) | Elapsed(Duration::from_secs(30)))
     };
-    let db = Database::open("tuning");
-    let result = Tuner::new(space.clone(), eval)
-        .technique(TechniqueKind::Bandit.build())
-        .abort(abort)
+    let mut tuner = MatmulConfig::tuner_with(&a, &b, &mut c, n, check)?
         .seed(1)
-        .name("matmul_cpu")
-        .input_key(format!("n={n}"))
-        .log("target/tune/matmul_cpu.jsonl")
-        .database(db.clone())
-        .run()?;
+        .log("target/tune/matmul_cpu.jsonl");
+    if full {
+        tuner = tuner.abort(WholeSpace);
+    }
+    let result = tuner.run()?;
 
     println!("{}", result.summary());
     let best = result.best.cost.unwrap_or_default();
@@ -192,11 +171,22 @@ fn main() -> tune::Result<()> {
         "naive triple loop: {naive_time:.2?}; best tuned: {best:.2?} (speedup {:.1}x)",
         naive_time.as_secs_f64() / best.as_secs_f64().max(1e-12)
     );
-    // What production code gets for this CPU and size (and for a size never tuned).
-    for key in [format!("n={n}"), format!("n={}", n * 2)] {
-        let choice = db.choose("matmul_cpu", &result.device, &key, &space, None)?;
-        let cfg = MatmulConfig::try_from(&choice.config)?;
-        println!("dispatch for {key}: {cfg} ({})", choice.source);
-    }
+    // What production code gets for this CPU and size, and for a size never tuned.
+    let (cfg, choice) = MatmulConfig::best(&a, &b, &c, n)?;
+    println!("dispatch for n={n}: {cfg} ({})", choice.source);
+    let m = 2 * n;
+    let (a2, b2) = (vec![1.0f32; m * m], vec![1.0f32; m * m]);
+    let mut c2 = vec![0.0f32; m * m];
+    let (cfg, choice) = MatmulConfig::best(&a2, &b2, &c2, m)?;
+    let from = choice
+        .input_key
+        .map(|k| format!(": {k}"))
+        .unwrap_or_default();
+    println!("dispatch for n={m}: {cfg} ({}{from})", choice.source);
+    matmul_auto(&a2, &b2, &mut c2, m)?;
+    assert!(
+        c2.iter().all(|&x| x == m as f32),
+        "the dispatched matmul is wrong"
+    );
     Ok(())
 }

@@ -65,18 +65,74 @@ pub use tune_macros::space;
 /// `#[tunable]` function from the method. The constraint closures borrow the other
 /// arguments, so generic argument types need `Sync`.
 ///
-/// Options: `#[tunable(crate = "path")]` for a renamed facade; `technique = name` (one of
-/// `exhaustive`, `random`, `annealing`, `pso`, `mcmc`, `genetic`, `diff_evo`, `bandit`,
-/// `bayes`) for the tuning entry points to come.
+/// # Tuning and dispatch
+///
+/// It also generates the tuning entry point and the dispatch (for a function that is not
+/// `async` or `unsafe` and takes no `impl Trait` argument):
+/// - `SaxpyConfig::tuner(other arguments) -> tune::Result<tune::Tuner<..>>`: a configured
+///   [`Tuner`] over the function's space whose evaluator calls `saxpy` with each
+///   configuration. Change it with the tuner's builder methods (`.abort(..)`,
+///   `.database(..)`, `.log(..)`, `.seed(..)`), then `.run()`, or `.run_test()` inside a
+///   `#[test]` (a short budget unless `TUNE_FULL=1`, failing when no configuration is valid
+///   or one gave a wrong result; see [`testing`]).
+/// - `SaxpyConfig::tuner_with(other arguments, check)`: the same, where
+///   `check(&returned, &arg1, &arg2, ..)` sees the first call's return value and the
+///   arguments after it (`&mut` ones as `&`, values by `&`) and returns
+///   `Err(Failure::WrongResult(..))` for a wrong output.
+/// - `SaxpyConfig::best(arguments) -> tune::Result<(SaxpyConfig, tune::results::Choice)>`:
+///   the configuration to run on this device for this input key — the best recorded for
+///   the key, else for the nearest recorded key, else the declared defaults (`default = v`
+///   on every `#[tp]`), else the first valid configuration — and which of these
+///   (`choice.source`, a [`results::Source`]). `best_in(&db, arguments)` reads another
+///   database. With `TUNE_VERBOSE=1`, every choice is told on standard error.
+/// - `saxpy_auto(arguments) -> tune::Result<R>`: calls `saxpy` with `best`'s configuration.
+///   It builds the space on each call: in a hot loop, call `best` once and then `.call(..)`.
+///
+/// Arguments: the tuner keeps them for the whole run; arguments taken by value are cloned
+/// for every call (they need `Clone`), and all of them must be `Send`.
+///
+/// The database is `$TUNE_DB`, else `tuning/` in the crate that declares the function
+/// (`CARGO_MANIFEST_DIR`). The cost is:
+/// - the function's return value with `cost = value`, the default when the written return
+///   type is `f64`, `f32`, `Duration`, `Measured<..>`, a tuple of these or a `Result` of
+///   one: a [`Cost`] or a `Result` whose `Err` (a [`Failure`], an [`Error`] or a `String`)
+///   is recorded as a failed configuration;
+/// - else (`cost = time`, the default for `()` and other return types) the median wall time
+///   of `repetitions` calls (default 5) after one untimed call, the one `check` sees; a
+///   written `Result` return type's `Err` is a failure.
+///
+/// # Options
+/// `#[tunable(key = value, ..)]`, each at most once; mistakes are compile errors:
+/// - `technique = name`: one of `exhaustive`, `random`, `annealing`, `pso`, `mcmc`,
+///   `genetic`, `diff_evo`, `bandit` (the default), `bayes`, `local`;
+/// - `abort = condition` (or in quotes): `duration(30s)` (units `ms`, `s`, `min`, `h`),
+///   `evaluations(100)`, `valid_evaluations(50)`, `fraction(0.1)`, `cost(1e-3)`,
+///   `speedup_over_time(1.05, 10s)`, `speedup_over_evaluations(1.05, 50)`, `whole_space`,
+///   combined with `|` (either stops) and `&` (both must), in parentheses as needed; the
+///   default is the whole space;
+/// - `cost = time | value` and `repetitions = n`: see above;
+/// - `input = expr` (its `Display` is the input key) or `input(n = expr, m = expr)` (key
+///   `n=..,m=..`), over the arguments; by default the lengths of slice, `Vec`, array and
+///   string arguments and the values of integer arguments, in order (`x=1024,n=7`). Keys
+///   of `name=number` components let the dispatch find the nearest recorded input;
+/// - `device = expr`: the device name recorded and looked up (default `"cpu"`, as the
+///   closure evaluator records it); e.g. the GPU's name for a host function that launches
+///   kernels, or the CPU's model;
+/// - `name = "..."`: the tunable's name in the database (default `module::path::function`);
+/// - `crate = "path"`: a renamed facade.
 ///
 /// ```
-/// #[tune::tunable]
+/// #[tune::tunable(
+///     technique = random,
+///     abort = evaluations(20) | duration(10s),
+///     input(n = x.len()),
+/// )]
 /// fn saxpy(
 ///     a: f32,
 ///     x: &[f32],
 ///     y: &mut [f32],
-///     #[tp(1..=x.len(), divides(x.len()))] wpt: usize,
-///     #[tp(1..=x.len(), divides(x.len() / wpt))] ls: usize,
+///     #[tp(1..=x.len(), divides(x.len()), default = 1)] wpt: usize,
+///     #[tp(1..=x.len(), divides(x.len() / wpt), default = 1)] ls: usize,
 /// ) -> usize {
 ///     for (yi, xi) in y.iter_mut().zip(x) {
 ///         *yi += a * xi;
@@ -90,9 +146,58 @@ pub use tune_macros::space;
 /// assert_eq!(space.len(), 66);
 /// let cfg = SaxpyConfig::try_from(space.get(5).unwrap())?;
 /// assert_eq!(cfg.call(2.0, &x, &mut y), 1024 / cfg.wpt / cfg.ls);
+///
+/// # let dir = std::env::temp_dir().join(format!("tune-doc-saxpy-{}", std::process::id()));
+/// # let db = tune::results::Database::open(&dir);
+/// // Nothing recorded yet: the declared defaults.
+/// let (cfg, choice) = SaxpyConfig::best_in(&db, 2.0, &x, &y)?;
+/// assert_eq!(choice.source, tune::results::Source::Default);
+/// // Tune (the cost is the time: `saxpy` returns `usize`) and record the best.
+/// let result = SaxpyConfig::tuner(2.0, &x, &mut y)?.database(db.clone()).progress(false).run()?;
+/// let (cfg, choice) = SaxpyConfig::best_in(&db, 2.0, &x, &y)?;
+/// assert_eq!((choice.source, tune::Config::from(cfg)), (tune::results::Source::Exact, result.best.config));
+/// // `saxpy_auto(2.0, &x, &mut y)?` runs it, from the default database.
+/// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), tune::Error>(())
 /// ```
+///
+/// Inside a test (the cargo-test flow), or with [`test`](macro@test):
+///
+/// ```no_run
+/// # #[tune::tunable] fn saxpy(x: &[f32], #[tp([1, 2])] w: usize) {}
+/// #[test]
+/// fn tune_saxpy() -> tune::Result<()> {
+///     let x = vec![1.0; 1 << 20];
+///     SaxpyConfig::tuner(&x)?.run_test()?; // `TUNE_FULL=1 cargo test` for a full run
+///     Ok(())
+/// }
+/// ```
 pub use tune_macros::tunable;
+
+/// Turns a function whose body ends with a tuner into a tuning test: a `#[test]` that runs
+/// it with [`testing::tune_test`] — a short budget, unless `TUNE_FULL=1` asks for the
+/// tuner's own abort condition — and fails when no configuration is valid or one gave a
+/// wrong result (a failed check of `tuner_with`). The best configuration is recorded in the
+/// tuner's database (by default `$TUNE_DB`, else `tuning/` of the crate), where the
+/// generated `best` and `_auto` find it. The function takes no arguments and has no return
+/// type; `?` works in its body. `#[tune::test(crate = "path")]` names a renamed facade.
+///
+/// ```no_run
+/// #[tune::tunable(abort = duration(5min))]
+/// fn saxpy(x: &[f32], y: &mut [f32], #[tp([1, 2, 4, 8])] wpt: usize) {
+///     # let _ = (x, y, wpt);
+///     // ...
+/// }
+///
+/// #[tune::test]
+/// fn tune_saxpy() {
+///     let x = vec![1.0f32; 1 << 20];
+///     let mut y = vec![0.0f32; 1 << 20];
+///     SaxpyConfig::tuner(&x, &mut y)?
+/// }
+/// # fn main() {}
+/// ```
+pub use tune_macros::test;
 
 /// Derives [`ParamType`] and [`EnumParam`] for a fieldless enum, so that it can be the type
 /// of a tuning parameter taking every variant. The enum also needs `Clone`, `Copy`,

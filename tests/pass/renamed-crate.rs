@@ -13,7 +13,7 @@ enum Kernel {
     Tiled,
 }
 
-#[renamed::tunable(crate = "renamed")]
+#[renamed::tunable(crate = "renamed", technique = annealing, abort = evaluations(2))]
 fn scale(x: &[f32], #[tp(1..=x.len(), divides(x.len()))] wpt: usize, #[tp] k: Kernel) -> usize {
     let _ = k;
     x.len() / wpt
@@ -30,4 +30,7 @@ fn main() {
     let x = [1.0f32; 16];
     assert_eq!(ScaleConfig::space(&x).map(|s| s.len()).ok(), Some(10));
     let _ = ScaleConfig { wpt: 1, k: Kernel::Tiled }.call(&x);
+    let _ = ScaleConfig::tuner(&x).map(|t| t.progress(false));
+    let _ = ScaleConfig::best;
+    let _ = scale_auto;
 }

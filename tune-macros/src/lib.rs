@@ -6,12 +6,15 @@
 //! API through `tune::__private`.
 #![warn(missing_docs)]
 
+mod abort;
 mod check;
 mod decl;
 mod derive_enum;
 mod diag;
+mod entry;
 mod expand;
 mod space;
+mod test_attr;
 mod tunable;
 
 use proc_macro::TokenStream;
@@ -31,6 +34,14 @@ pub fn space(input: TokenStream) -> TokenStream {
 #[proc_macro_attribute]
 pub fn tunable(args: TokenStream, item: TokenStream) -> TokenStream {
     tunable::expand(args.into(), item.into()).into()
+}
+
+/// Turns a function whose body ends with a tuner into a tuning test.
+///
+/// See the documentation of `tune::test` in the facade crate.
+#[proc_macro_attribute]
+pub fn test(args: TokenStream, item: TokenStream) -> TokenStream {
+    test_attr::expand(args.into(), item.into()).into()
 }
 
 /// Derives `ParamType` and `EnumParam` for a fieldless enum.

@@ -19,13 +19,23 @@ use syn::{FnArg, Ident, ItemFn, Meta, Pat, Path, Token, Type};
 use crate::check::{check, Refs};
 use crate::decl::{parse_crate_path, ParamDecl};
 use crate::diag::{closest, list, Errors};
+use crate::entry::{blocks_tuner, default_cost, returns_result, Arg, Entry, Pass};
 use crate::expand::space_expr;
 
 /// The keys of `#[tunable(..)]`.
-pub const KEYS: [&str; 2] = ["crate", "technique"];
+pub const KEYS: [&str; 8] = [
+    "crate",
+    "technique",
+    "abort",
+    "cost",
+    "repetitions",
+    "input",
+    "device",
+    "name",
+];
 
 /// The search techniques that `technique = ..` may name.
-pub const TECHNIQUES: [&str; 9] = [
+pub const TECHNIQUES: [&str; 10] = [
     "exhaustive",
     "random",
     "annealing",
@@ -35,7 +45,25 @@ pub const TECHNIQUES: [&str; 9] = [
     "diff_evo",
     "bandit",
     "bayes",
+    "local",
 ];
+
+/// What the tuning entry point measures.
+#[derive(Clone, Copy, Debug, PartialEq)]
+pub enum CostMode {
+    /// The wall time of the call.
+    Time,
+    /// The function's return value.
+    Value,
+}
+
+/// `input = expr` or `input(n = expr, ..)`.
+pub enum InputKey {
+    /// An expression whose `Display` is the key.
+    Expr(syn::Expr),
+    /// Named components: `n=..,m=..`.
+    List(Vec<(Ident, syn::Expr)>),
+}
 
 /// The options of `#[tunable(..)]`.
 #[derive(Default)]
@@ -44,6 +72,36 @@ pub struct Options {
     pub krate: Option<Path>,
     /// `technique = name`.
     pub technique: Option<String>,
+    /// `abort = ..`: the condition's expression, checked later against the crate path.
+    pub abort: Option<syn::Expr>,
+    /// `cost = time | value`.
+    pub cost: Option<CostMode>,
+    /// `repetitions = n`.
+    pub repetitions: Option<syn::LitInt>,
+    /// `input = ..`.
+    pub input: Option<InputKey>,
+    /// `device = expr`.
+    pub device: Option<syn::Expr>,
+    /// `name = "..."`.
+    pub name: Option<syn::LitStr>,
+}
+
+fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {
+    if slot.replace(v).is_some() {
+        let k = key.to_token_stream().to_string();
+        errors.spanned(key, format!("`{k}` is given twice; keep one"));
+    }
+}
+
+/// A name written as an identifier or a string literal.
+fn word(v: ParseStream) -> syn::Result<(String, Span)> {
+    if v.peek(syn::LitStr) {
+        let s: syn::LitStr = v.parse()?;
+        Ok((s.value(), s.span()))
+    } else {
+        let i: Ident = Ident::parse_any(v)?;
+        Ok((i.to_string(), i.span()))
+    }
 }
 
 /// Parses `#[tunable(..)]`'s arguments, recording every problem in `errors`.
@@ -53,18 +111,9 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
         let key = meta.path.to_token_stream().to_string().replace(' ', "");
         if meta.path.is_ident("crate") {
             let p = parse_crate_path(meta.value()?)?;
-            if o.krate.replace(p).is_some() {
-                errors.spanned(&meta.path, "`crate` is given twice; keep one");
-            }
+            once(&mut o.krate, p, &meta.path, errors);
         } else if meta.path.is_ident("technique") {
-            let v = meta.value()?;
-            let (name, span) = if v.peek(syn::LitStr) {
-                let s: syn::LitStr = v.parse()?;
-                (s.value(), s.span())
-            } else {
-                let i: Ident = v.parse()?;
-                (i.to_string(), i.span())
-            };
+            let (name, span) = word(meta.value()?)?;
             if !TECHNIQUES.contains(&name.as_str()) {
                 let hint = closest(&name, TECHNIQUES)
                     .map(|c| format!(" (did you mean `{c}`?)"))
@@ -76,9 +125,72 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
                         list(&TECHNIQUES)
                     ),
                 );
-            } else if o.technique.replace(name).is_some() {
-                errors.spanned(&meta.path, "`technique` is given twice; keep one");
+            } else {
+                once(&mut o.technique, name, &meta.path, errors);
             }
+        } else if meta.path.is_ident("abort") {
+            let v = meta.value()?;
+            let e: syn::Expr = if v.peek(syn::LitStr) {
+                let s = v.parse::<syn::LitStr>()?;
+                s.parse().map_err(|e| {
+                    syn::Error::new(
+                        s.span(),
+                        format!("cannot read the abort condition: {e}; write e.g. `evaluations(100) | duration(30s)`"),
+                    )
+                })?
+            } else {
+                v.parse()?
+            };
+            once(&mut o.abort, e, &meta.path, errors);
+        } else if meta.path.is_ident("cost") {
+            let (name, span) = word(meta.value()?)?;
+            let mode = match name.as_str() {
+                "time" => CostMode::Time,
+                "value" => CostMode::Value,
+                _ => {
+                    errors.at(
+                        span,
+                        format!("unknown cost `{name}`; expected `time` (the call's wall time) or `value` (the returned cost)"),
+                    );
+                    return Ok(());
+                }
+            };
+            once(&mut o.cost, mode, &meta.path, errors);
+        } else if meta.path.is_ident("repetitions") {
+            let n: syn::LitInt = meta.value()?.parse()?;
+            match n.base10_parse::<u32>() {
+                Ok(k) if k >= 1 => once(&mut o.repetitions, n, &meta.path, errors),
+                _ => errors.spanned(&n, "`repetitions` is the number of timed calls, at least 1"),
+            }
+        } else if meta.path.is_ident("input") {
+            if meta.input.peek(Token![=]) {
+                let e: syn::Expr = meta.value()?.parse()?;
+                once(&mut o.input, InputKey::Expr(e), &meta.path, errors);
+            } else {
+                let mut parts: Vec<(Ident, syn::Expr)> = Vec::new();
+                meta.parse_nested_meta(|m| {
+                    let Some(name) = m.path.get_ident().cloned() else {
+                        return Err(
+                            m.error("expected `name = expression`, e.g. `input(n = x.len())`")
+                        );
+                    };
+                    if parts.iter().any(|(n, _)| *n == name) {
+                        errors.spanned(
+                            &name,
+                            format!("`{name}` is given twice in `input(..)`; keep one"),
+                        );
+                    }
+                    parts.push((name, m.value()?.parse()?));
+                    Ok(())
+                })?;
+                once(&mut o.input, InputKey::List(parts), &meta.path, errors);
+            }
+        } else if meta.path.is_ident("device") {
+            let e: syn::Expr = meta.value()?.parse()?;
+            once(&mut o.device, e, &meta.path, errors);
+        } else if meta.path.is_ident("name") {
+            let s: syn::LitStr = meta.value()?.parse()?;
+            once(&mut o.name, s, &meta.path, errors);
         } else {
             let hint = closest(&key, KEYS)
                 .map(|c| format!(" (did you mean `{c}`?)"))
@@ -114,7 +226,7 @@ struct Other {
     ty: Type,
 }
 
-enum Arg {
+enum Slot {
     Tuning(usize),
     Other(usize),
 }
@@ -134,10 +246,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             return quote!(#e #item);
         }
     };
-    let krate = opts.krate.unwrap_or_else(|| syn::parse_quote!(::tune));
+    let krate = opts
+        .krate
+        .clone()
+        .unwrap_or_else(|| syn::parse_quote!(::tune));
     let mut tps: Vec<ParamDecl> = Vec::new();
     let mut others: Vec<Other> = Vec::new();
-    let mut order: Vec<Arg> = Vec::new();
+    let mut order: Vec<Slot> = Vec::new();
     let mut complete = true;
     for (k, arg) in f.sig.inputs.iter_mut().enumerate() {
         let pt = match arg {
@@ -169,7 +284,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
                 }),
                 p => p.clone(),
             };
-            order.push(Arg::Other(others.len()));
+            order.push(Slot::Other(others.len()));
             others.push(Other {
                 name,
                 pat,
@@ -211,7 +326,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
             d.broken = true;
             d
         });
-        order.push(Arg::Tuning(tps.len()));
+        order.push(Slot::Tuning(tps.len()));
         tps.push(decl);
     }
     if tps.is_empty() && complete {
@@ -234,6 +349,10 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         f.block.stmts.insert(0, stmt);
     }
     check(&tps, &captured, &mut errors);
+    let abort = opts
+        .abort
+        .as_ref()
+        .and_then(|e| crate::abort::expand(e, &krate, &mut errors));
 
     let ok = errors.is_empty();
     let compile_errors = errors.to_compile_errors();
@@ -243,14 +362,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         quote!(#krate::__private::invalid_declaration())
     };
     let generated = generate(
-        &f,
-        &krate,
-        &opts.technique,
-        &tps,
-        &others,
-        &order,
-        space,
-        complete,
+        &f, &krate, &opts, abort, &tps, &others, &order, space, complete,
     );
     quote! {
         #compile_errors
@@ -295,10 +407,11 @@ fn camel(s: &str) -> String {
 fn generate(
     f: &ItemFn,
     krate: &Path,
-    technique: &Option<String>,
+    opts: &Options,
+    abort: Option<TokenStream>,
     tps: &[ParamDecl],
     others: &[Other],
-    order: &[Arg],
+    order: &[Slot],
     space: TokenStream,
     complete: bool,
 ) -> TokenStream {
@@ -355,11 +468,11 @@ fn generate(
             quote!(#n: #t)
         });
         let pass = order.iter().map(|a| match a {
-            Arg::Tuning(i) => {
+            Slot::Tuning(i) => {
                 let n = &tps[*i].name;
                 quote!(self.#n)
             }
-            Arg::Other(i) => others[*i].name.to_token_stream(),
+            Slot::Other(i) => others[*i].name.to_token_stream(),
         });
         let output = &f.sig.output;
         let asyncness = &f.sig.asyncness;
@@ -389,9 +502,63 @@ fn generate(
         TokenStream::new()
     };
 
-    let technique = match technique {
+    let technique = match &opts.technique {
         Some(t) => quote!(::core::option::Option::Some(#t)),
         None => quote!(::core::option::Option::None),
+    };
+    let args: Vec<Arg> = others
+        .iter()
+        .map(|o| Arg {
+            name: o.name.clone(),
+            ty: o.ty.clone(),
+            pass: Arg::classify(&o.ty),
+        })
+        .collect();
+    let pass = order.iter().map(|a| match a {
+        Slot::Tuning(i) => {
+            let n = &tps[*i].name;
+            quote!(__tune_cfg.#n)
+        }
+        Slot::Other(i) => {
+            let n = &args[*i].name;
+            match args[*i].pass {
+                Pass::Value => quote!(::core::clone::Clone::clone(&*#n)),
+                Pass::Ref => quote!(*#n),
+                Pass::Mut => quote!(&mut **#n),
+            }
+        }
+    });
+    let call_in_closure = quote_spanned!(fn_ident.span()=> #fn_ident(#(#pass),*));
+    let entry = Entry {
+        f,
+        krate,
+        cfg: &cfg,
+        args: &args,
+        call_in_closure,
+        cost: opts.cost.unwrap_or_else(|| default_cost(&f.sig.output)),
+        returns_result: returns_result(&f.sig.output),
+        repetitions: opts
+            .repetitions
+            .as_ref()
+            .and_then(|r| r.base10_parse().ok())
+            .unwrap_or(5),
+        input: opts.input.as_ref(),
+        device: opts.device.as_ref(),
+        technique: opts.technique.as_deref(),
+        abort,
+        callable: complete
+            && f.sig.asyncness.is_none()
+            && matches!(f.sig.safety, syn::Safety::Default)
+            && !blocks_tuner(&args),
+    };
+    let (methods, auto) = if complete {
+        (entry.methods(), entry.auto())
+    } else {
+        (TokenStream::new(), TokenStream::new())
+    };
+    let tunable_name = match &opts.name {
+        Some(n) => n.to_token_stream(),
+        None => quote!(::core::concat!(::core::module_path!(), "::", #fn_name)),
     };
     let p = quote!(#krate::__private);
     let display = name_strs.iter().zip(&names).enumerate().map(|(i, (s, n))| {
@@ -423,13 +590,18 @@ fn generate(
             }
 
             #call
+
+            #methods
         }
+
+        #(#cfgs)*
+        #auto
 
         #(#cfgs)*
         const _: () = {
             #[automatically_derived]
             impl #p::Tunable for #cfg {
-                const NAME: &'static #str_ty = ::core::concat!(::core::module_path!(), "::", #fn_name);
+                const NAME: &'static #str_ty = #tunable_name;
                 const PARAMS: &'static [&'static #str_ty] = &[#(#name_strs),*];
                 const TECHNIQUE: ::core::option::Option<&'static #str_ty> = #technique;
                 fn to_config(&self) -> #p::Config {

@@ -35,13 +35,18 @@ pub use tuner::{Tuner, TuningResult};
 /// Items the macros expand to. Not public API: may change in any release.
 #[doc(hidden)]
 pub mod __private {
+    pub use crate::evaluate::closure::Closure;
+    pub use crate::evaluate::{Evaluator, Failure, Measured};
     pub use crate::macro_support::{
-        check_len, field, invalid_declaration, position, Tunable, Unranged,
+        check_len, choose, default_database, field, input_key, invalid_declaration, lock, position,
+        result_failure, technique, timed, to_string, AsFailure, IntoCost, Tunable, Unranged,
     };
     pub use crate::param::Kind;
     pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};
     pub use crate::results::database::dispatch as best_config;
+    pub use crate::results::Database;
     pub use crate::results::{Choice, Source};
     pub use crate::space::{Config, Space, SpaceBuilder};
+    pub use crate::tuner::Tuner;
     pub use crate::{Error, Result};
 }

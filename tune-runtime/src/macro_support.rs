@@ -2,7 +2,15 @@
 //!
 //! Not public API: reached only through [`crate::__private`], and may change in any release.
 
+use std::fmt;
+use std::sync::{Mutex, MutexGuard, PoisonError};
+use std::time::Duration;
+
+use crate::cost::Cost;
+use crate::evaluate::{Failure, Measured};
 use crate::param::{EnumParam, Param, ParamType};
+use crate::results::{Choice, Database};
+use crate::search::{Technique, TechniqueKind};
 use crate::space::{Config, Space};
 use crate::{Error, Result};
 
@@ -101,6 +109,181 @@ pub fn position(names: &[&str], name: &str) -> Option<usize> {
     names.iter().position(|n| *n == name)
 }
 
+/// What the return value of a `#[tunable(cost = value)]` function may be: a cost (`f64`,
+/// `f32`, `Duration`, a tuple), a [`Measured`], or a `Result` of these whose error is a
+/// [`Failure`], a [`crate::Error`] or a message.
+#[diagnostic::on_unimplemented(
+    message = "the return type `{Self}` of a `#[tunable(cost = value)]` function is not a cost",
+    note = "return a cost (`f64`, `f32`, `Duration`, a tuple of costs, `tune::Measured<C>`) or a `Result` of one with a `tune::Failure` error; or measure the call's time with `#[tunable(cost = time)]`"
+)]
+pub trait IntoCost {
+    /// The cost type.
+    type Cost: Cost;
+    /// The failure this value reports, if any (checked before validation).
+    fn failure(&self) -> Option<Failure>;
+    /// The measurement.
+    ///
+    /// # Errors
+    /// The failure the value reports.
+    fn into_measured(self) -> std::result::Result<Measured<Self::Cost>, Failure>;
+}
+
+impl<C: Cost> IntoCost for C {
+    type Cost = C;
+    fn failure(&self) -> Option<Failure> {
+        None
+    }
+    fn into_measured(self) -> std::result::Result<Measured<C>, Failure> {
+        Ok(Measured::new(self))
+    }
+}
+
+impl<C: Cost> IntoCost for Measured<C> {
+    type Cost = C;
+    fn failure(&self) -> Option<Failure> {
+        None
+    }
+    fn into_measured(self) -> std::result::Result<Measured<C>, Failure> {
+        Ok(self)
+    }
+}
+
+impl<C: Cost, E: AsFailure> IntoCost for std::result::Result<C, E> {
+    type Cost = C;
+    fn failure(&self) -> Option<Failure> {
+        self.as_ref().err().map(AsFailure::as_failure)
+    }
+    fn into_measured(self) -> std::result::Result<Measured<C>, Failure> {
+        self.map(Measured::new).map_err(|e| e.as_failure())
+    }
+}
+
+impl<C: Cost, E: AsFailure> IntoCost for std::result::Result<Measured<C>, E> {
+    type Cost = C;
+    fn failure(&self) -> Option<Failure> {
+        self.as_ref().err().map(AsFailure::as_failure)
+    }
+    fn into_measured(self) -> std::result::Result<Measured<C>, Failure> {
+        self.map_err(|e| e.as_failure())
+    }
+}
+
+/// Errors that a tunable function may return, as recorded failures.
+#[diagnostic::on_unimplemented(
+    message = "the error type `{Self}` cannot be recorded as a tuning failure",
+    note = "return `tune::Failure` (e.g. `Failure::WrongResult(..)`), `tune::Error` or a `String` as the error"
+)]
+pub trait AsFailure {
+    /// The failure to record.
+    fn as_failure(&self) -> Failure;
+}
+
+impl AsFailure for Failure {
+    fn as_failure(&self) -> Failure {
+        self.clone()
+    }
+}
+
+impl AsFailure for Error {
+    fn as_failure(&self) -> Failure {
+        Failure::Other(self.to_string())
+    }
+}
+
+impl AsFailure for String {
+    fn as_failure(&self) -> Failure {
+        Failure::Other(self.clone())
+    }
+}
+
+impl AsFailure for &str {
+    fn as_failure(&self) -> Failure {
+        Failure::Other((*self).to_string())
+    }
+}
+
+impl AsFailure for Box<dyn std::error::Error + Send + Sync> {
+    fn as_failure(&self) -> Failure {
+        Failure::Other(self.to_string())
+    }
+}
+
+/// The failure of a `Result` returned by a timed `#[tunable]` function.
+pub fn result_failure<T, E: AsFailure>(r: &std::result::Result<T, E>) -> Option<Failure> {
+    r.as_ref().err().map(AsFailure::as_failure)
+}
+
+/// Locks the arguments of a tuning closure; a panic in an earlier call (recorded as a
+/// failure) does not stop the search.
+pub fn lock<T>(m: &Mutex<T>) -> MutexGuard<'_, T> {
+    m.lock().unwrap_or_else(PoisonError::into_inner)
+}
+
+/// The measurement of timed calls: the median of `samples`, each recorded.
+pub fn timed(samples: &[Duration], validation: Option<Duration>) -> Measured<Duration> {
+    let mut sorted = samples.to_vec();
+    sorted.sort();
+    Measured {
+        cost: sorted.get(sorted.len() / 2).copied().unwrap_or_default(),
+        samples: samples.iter().map(Duration::as_secs_f64).collect(),
+        validation,
+    }
+}
+
+/// `"a=1,n=256"` from named values, in the order given.
+pub fn input_key(parts: &[(&str, &dyn fmt::Display)]) -> String {
+    parts
+        .iter()
+        .map(|(n, v)| format!("{n}={v}"))
+        .collect::<Vec<_>>()
+        .join(",")
+}
+
+/// A value as a string (device names, input keys).
+pub fn to_string(v: &dyn fmt::Display) -> String {
+    v.to_string()
+}
+
+/// A built-in technique by a name that the macro validated.
+pub fn technique(name: &str) -> Box<dyn Technique> {
+    name.parse::<TechniqueKind>().unwrap_or_default().build()
+}
+
+/// The tuning database the generated code uses by default: `$TUNE_DB`, else `tuning/` under
+/// the user crate's manifest folder.
+pub fn default_database(manifest_dir: &str) -> Database {
+    Database::default_location(manifest_dir)
+}
+
+/// What the generated `best` calls: the configuration to run for a tunable (see
+/// [`Database::choose`]), told on standard error when `TUNE_VERBOSE` is set (not `0`).
+///
+/// # Errors
+/// An unreadable database file, or an empty space.
+pub fn choose(
+    db: &Database,
+    tunable: &str,
+    device: &str,
+    input_key: &str,
+    space: &Space,
+) -> Result<Choice> {
+    let choice = db.choose(tunable, device, input_key, space, None)?;
+    if std::env::var_os("TUNE_VERBOSE").is_some_and(|v| !v.is_empty() && v != "0") {
+        eprintln!(
+            "tune: {tunable} on {device} [{input_key}]: {} ({}{})",
+            space.describe(&choice.config),
+            choice.source,
+            choice
+                .input_key
+                .as_deref()
+                .filter(|k| *k != input_key)
+                .map(|k| format!(": {k}"))
+                .unwrap_or_default()
+        );
+    }
+    Ok(choice)
+}
+
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used)]
@@ -115,5 +298,30 @@ mod tests {
         assert!(field::<bool>(&c, 2, "b").is_err());
         assert!(check_len(&c, &["a", "b"]).is_err());
         assert!(check_len(&c, &["a", "b", "c"]).is_ok());
+    }
+
+    #[test]
+    fn helpers_of_the_entry_points() {
+        let m = timed(
+            &[
+                Duration::from_millis(3),
+                Duration::from_millis(1),
+                Duration::from_millis(2),
+            ],
+            None,
+        );
+        assert_eq!(m.cost, Duration::from_millis(2));
+        assert_eq!(m.samples.len(), 3);
+        assert_eq!(input_key(&[("n", &4), ("x", &"a")]), "n=4,x=a");
+        assert_eq!(input_key(&[]), "");
+        assert_eq!(IntoCost::into_measured(2.0f64).unwrap().cost, 2.0);
+        let r: std::result::Result<f64, Failure> = Err(Failure::WrongResult("w".into()));
+        assert_eq!(
+            IntoCost::failure(&r),
+            Some(Failure::WrongResult("w".into()))
+        );
+        let r: std::result::Result<(), Error> = Err(Error::InvalidSpace("x".into()));
+        assert!(matches!(result_failure(&r), Some(Failure::Other(_))));
+        assert_eq!(technique("annealing").name(), "annealing");
     }
 }
