@@ -4,7 +4,9 @@ valid count (checked against the published one), construction time, peak memory,
 configuration, and tune's speedup over each peer (for the C++ ATF, over its published
 number in spaces.md).
 
-usage: report.py RESULTS_JSON SPACES_MD > RESULTS.md
+usage: report.py SPACES_MD RESULTS_JSON [RESULTS_JSON ...] > RESULTS.md
+(several result files are merged space by space, later ones winning: e.g. a second
+invocation for the largest spaces with fewer peers)
 """
 import json
 import re
@@ -42,9 +44,17 @@ def published(md):
 
 
 def main():
-    doc = json.load(open(sys.argv[1]))
-    counts, cpp = published(open(sys.argv[2]).read())
-    peers = [p for p in doc["peers"] if p != "tune"]
+    counts, cpp = published(open(sys.argv[1]).read())
+    docs = [json.load(open(f)) for f in sys.argv[2:]]
+    doc = docs[0]
+    by_name = {}
+    for d in docs:
+        for s in d["spaces"]:
+            by_name[s["name"]] = s
+    doc["spaces"] = list(by_name.values())
+    peers = []
+    for d in docs:
+        peers += [p for p in d["peers"] if p != "tune" and p not in peers]
     L = ["# Search-space construction: tune against its peers", "",
          f"Date: {doc['date']}  ",
          f"Machine: {doc['machine']['cpu']}, {doc['machine']['cores']} cores, {doc['machine']['memory']} RAM  ",
