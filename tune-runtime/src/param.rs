@@ -379,7 +379,7 @@ impl<T: EnumParam> Param<'_, T> {
 }
 
 macro_rules! alias {
-    ($(#[$doc:meta] $fn:ident => $op:ident, $cmp:tt;)*) => {$(
+    ($(#[$doc:meta] $fn:ident => $op:ident;)*) => {$(
         #[$doc]
         ///
         /// `deps` lists the slots that `rhs` reads; the owner's own slot must not be among them.
@@ -449,21 +449,21 @@ impl<'a, T: Integer> Param<'a, T> {
 
     alias! {
         /// This parameter divides `rhs` (`rhs % self == 0`); candidates are `rhs`'s divisors.
-        divides => Divides, %;
+        divides => Divides;
         /// `self % rhs == 0`; candidates are the multiples of `rhs`.
-        multiple_of => MultipleOf, %;
+        multiple_of => MultipleOf;
         /// `self < rhs`.
-        less_than => LessThan, <;
+        less_than => LessThan;
         /// `self > rhs`.
-        greater_than => GreaterThan, >;
+        greater_than => GreaterThan;
         /// `self <= rhs`.
-        at_most => AtMost, <=;
+        at_most => AtMost;
         /// `self >= rhs`.
-        at_least => AtLeast, >=;
+        at_least => AtLeast;
         /// `self == rhs`.
-        equal => Equal, ==;
+        equal => Equal;
         /// `self != rhs`.
-        unequal => Unequal, !=;
+        unequal => Unequal;
     }
 }
 

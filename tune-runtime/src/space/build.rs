@@ -779,7 +779,7 @@ fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> Result<Grou
                 .collect()
         };
         dead += chunks.iter().map(|c| c.dead).sum::<usize>();
-        concat(plan, s, chunks, &mut vals, &mut starts)?;
+        concat(plan, s, chunks, &mut vals, &mut starts);
     }
     let mut levels: Vec<Level> = vals
         .into_iter()
@@ -889,7 +889,7 @@ fn concat(
     chunks: Vec<Chunk>,
     vals: &mut Vec<IdxVec>,
     starts: &mut Vec<OffVec>,
-) -> Result<()> {
+) {
     let depth = plan.levels.len();
     let mut chunks = chunks;
     for l in s..depth - 1 {
@@ -935,7 +935,6 @@ fn concat(
         }
         vals.push(v);
     }
-    Ok(())
 }
 
 fn reserve(v: &mut IdxVec, n: usize) {
