@@ -708,6 +708,7 @@ pub struct KernelSpec {
     comparator: Option<Comparator>,
     cache_capacity: usize,
     time_limit: Option<Duration>,
+    slow_factor: Option<f64>,
 }
 
 impl fmt::Debug for KernelSpec {
@@ -745,6 +746,7 @@ impl KernelSpec {
             comparator: None,
             cache_capacity: 256,
             time_limit: None,
+            slow_factor: None,
         }
     }
     /// A fixed define besides the tuning parameters (`-DNAME=value`).
@@ -893,6 +895,15 @@ impl KernelSpec {
         self
     }
 
+    /// Stops measuring a configuration whose first run takes more than `factor` times the
+    /// best median measured so far by this evaluator: it is recorded as
+    /// [`Failure::Timeout`] without repetitions. Saves the repetitions of hopeless
+    /// configurations (a work-item doing a whole vector); `factor` is clamped to at least 1.
+    pub fn slower_than_best(mut self, factor: f64) -> Self {
+        self.slow_factor = Some(factor.max(1.0));
+        self
+    }
+
     /// The defines of `config`: every tuning parameter as `NAME=value` (bool as 0/1; an enum
     /// as its variant index, plus `NAME_Variant=index` for each of its variants), then the
     /// fixed defines.
@@ -980,6 +991,8 @@ pub struct KernelEvaluator<B: Backend> {
     expected: Option<Vec<HostData>>,
     cache: Mutex<HashMap<CacheKey, Arc<B::Kernel>>>,
     time_limit_ns: AtomicU64,
+    /// Best median so far in nanoseconds (`u64::MAX` before the first), for `slow_factor`.
+    best_ns: AtomicU64,
 }
 
 impl<B: Backend> fmt::Debug for KernelEvaluator<B> {
@@ -1052,6 +1065,7 @@ impl<B: Backend> KernelEvaluator<B> {
             expected: None,
             cache: Mutex::new(HashMap::new()),
             time_limit_ns: AtomicU64::new(0),
+            best_ns: AtomicU64::new(u64::MAX),
         };
         ev.set_time_limit(ev.spec.time_limit);
         ev.expected = match ev.spec.reference.clone() {
@@ -1081,6 +1095,20 @@ impl<B: Backend> KernelEvaluator<B> {
             u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
         });
         self.time_limit_ns.store(ns, Ordering::Relaxed);
+    }
+
+    /// The longest first run that is measured further (nanoseconds): the tighter of the
+    /// time limit and `slow_factor` times the best median so far.
+    fn first_run_limit_ns(&self) -> u128 {
+        let mut limit = match self.time_limit_ns.load(Ordering::Relaxed) {
+            0 => u128::MAX,
+            ns => u128::from(ns),
+        };
+        let best = self.best_ns.load(Ordering::Relaxed);
+        if let (Some(f), true) = (self.spec.slow_factor, best < u64::MAX) {
+            limit = limit.min((best as f64 * f) as u128);
+        }
+        limit
     }
 
     /// The backend.
@@ -1457,8 +1485,7 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             .map_err(|_| Failure::Other("buffer lock poisoned".into()))?;
         self.restore(&mut buffers)?;
         let first = self.launch_with(&buffers, &prepared, None)?;
-        let limit = self.time_limit_ns.load(Ordering::Relaxed);
-        if limit > 0 && first.as_nanos() > u128::from(limit) {
+        if first.as_nanos() > self.first_run_limit_ns() {
             return Err(Failure::Timeout(first));
         }
         let validation = if self.expected.is_some() {
@@ -1482,6 +1509,8 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
         let mut sorted = samples.clone();
         sorted.sort();
         let cost = median(&sorted);
+        let ns = u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX);
+        self.best_ns.fetch_min(ns, Ordering::Relaxed);
         Ok(Measured {
             cost,
             samples: samples.iter().map(Duration::as_secs_f64).collect(),

@@ -439,3 +439,17 @@ crate::testgen_backend!(
     "kernel scale",
     "#error scale"
 );
+
+#[test]
+fn configurations_far_slower_than_the_best_time_out() {
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().slower_than_best(2.0)).unwrap();
+    // Nothing measured yet: no limit. X = 1 takes 1000 us, X = 3 takes 333 us.
+    assert!(eval(&ev, &s, &find(&s, 1, 16)).is_ok());
+    assert!(eval(&ev, &s, &find(&s, 3, 16)).is_ok());
+    // 1000 us > 2 x 333 us.
+    assert!(matches!(
+        eval(&ev, &s, &find(&s, 1, 16)),
+        Err(Failure::Timeout(d)) if d == Duration::from_micros(1000)
+    ));
+}
