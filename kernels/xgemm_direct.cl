@@ -55,6 +55,27 @@
       t[i + 4] = (v).s4; t[i + 5] = (v).s5; t[i + 6] = (v).s6; t[i + 7] = (v).s7
 #endif
 
+// Row k of the staged tiles into the work-item's accumulators.
+#define MULTIPLY_ROW(k) { \
+    float apm[MWID]; \
+    float bpm[NWID]; \
+    _Pragma("unroll") \
+    for (int mi = 0; mi < MWID; mi++) { \
+        apm[mi] = alm[(k) * APITCH + mi * MDIMCD + tm]; \
+    } \
+    _Pragma("unroll") \
+    for (int ni = 0; ni < NWID; ni++) { \
+        bpm[ni] = blm[(k) * BPITCH + ni * NDIMCD + tn]; \
+    } \
+    _Pragma("unroll") \
+    for (int mi = 0; mi < MWID; mi++) { \
+        _Pragma("unroll") \
+        for (int ni = 0; ni < NWID; ni++) { \
+            acc[mi][ni] = mad(apm[mi], bpm[ni], acc[mi][ni]); \
+        } \
+    } \
+}
+
 __kernel __attribute__((reqd_work_group_size(MDIMCD, NDIMCD, 1)))
 void xgemm_direct(const int M, const int N, const int K, const float alpha, const float beta,
                   const __global float* restrict A, const __global float* restrict B,
@@ -94,9 +115,10 @@ void xgemm_direct(const int M, const int N, const int K, const float alpha, cons
                 if (full_m && full_k) {
                     const floatA v = LOADA(&A[(k0 + k) * M + m0 + m]);
                     PUTA(alm, k * APITCH + m, v);
-                } else {
+                } else if (k0 + k < K) {
+                    // Rows past K are never read (the k loop stops at K): not staged.
                     for (int j = 0; j < VWMD; j++) {
-                        const bool in = m0 + m + j < M && k0 + k < K;
+                        const bool in = m0 + m + j < M;
                         alm[k * APITCH + m + j] = in ? A[(k0 + k) * M + m0 + m + j] : 0.0f;
                     }
                 }
@@ -111,36 +133,26 @@ void xgemm_direct(const int M, const int N, const int K, const float alpha, cons
                 if (full_n && full_k) {
                     const floatB v = LOADB(&B[(k0 + k) * N + n0 + n]);
                     PUTB(blm, k * BPITCH + n, v);
-                } else {
+                } else if (k0 + k < K) {
                     for (int j = 0; j < VWND; j++) {
-                        const bool in = n0 + n + j < N && k0 + k < K;
+                        const bool in = n0 + n + j < N;
                         blm[k * BPITCH + n + j] = in ? B[(k0 + k) * N + n0 + n + j] : 0.0f;
                     }
                 }
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);
-        for (int kw = 0; kw < WGD; kw += KWID) {
-            #pragma unroll
-            for (int ki = 0; ki < KWID; ki++) {
-                const int k = kw + ki;
-                float apm[MWID];
-                float bpm[NWID];
+        if (full_k) {
+            for (int kw = 0; kw < WGD; kw += KWID) {
                 #pragma unroll
-                for (int mi = 0; mi < MWID; mi++) {
-                    apm[mi] = alm[k * APITCH + mi * MDIMCD + tm];
+                for (int ki = 0; ki < KWID; ki++) {
+                    MULTIPLY_ROW(kw + ki);
                 }
-                #pragma unroll
-                for (int ni = 0; ni < NWID; ni++) {
-                    bpm[ni] = blm[k * BPITCH + ni * NDIMCD + tn];
-                }
-                #pragma unroll
-                for (int mi = 0; mi < MWID; mi++) {
-                    #pragma unroll
-                    for (int ni = 0; ni < NWID; ni++) {
-                        acc[mi][ni] = mad(apm[mi], bpm[ni], acc[mi][ni]);
-                    }
-                }
+            }
+        } else {
+            // The last, partial k tile (all of K when K < WGD): only its K - k0 rows.
+            for (int k = 0; k < K - k0; k++) {
+                MULTIPLY_ROW(k);
             }
         }
         barrier(CLK_LOCAL_MEM_FENCE);

@@ -41,18 +41,19 @@ xgemm_direct(const int M, const int N, const int K, const float alpha, const flo
     const int lb_n = tid % NDIMBD, lb_k = tid / NDIMBD;
 
     for (int k0 = 0; k0 < K; k0 += WGD) {
+        // Rows of a partial last tile past K are neither staged nor read.
+        const int kmax = min(WGD, K - k0);
         for (int mi = la_m; mi < WGD; mi += MDIMAD)
-            for (int ki = la_k; ki < WGD; ki += KDIMAD) {
+            for (int ki = la_k; ki < kmax; ki += KDIMAD) {
                 const int gm = bm + mi, gk = k0 + ki;
-                Als[ki][mi] = (gm < M && gk < K) ? A[gm * K + gk] : 0.0f;
+                Als[ki][mi] = gm < M ? A[gm * K + gk] : 0.0f;
             }
         for (int ni = lb_n; ni < WGD; ni += NDIMBD)
-            for (int ki = lb_k; ki < WGD; ki += KDIMBD) {
+            for (int ki = lb_k; ki < kmax; ki += KDIMBD) {
                 const int gn = bn + ni, gk = k0 + ki;
-                Bls[ki][ni] = (gn < N && gk < K) ? B[gk * N + gn] : 0.0f;
+                Bls[ki][ni] = gn < N ? B[gk * N + gn] : 0.0f;
             }
         __syncthreads();
-        const int kmax = min(WGD, K - k0);
 #pragma unroll KWID
         for (int kk = 0; kk < kmax; ++kk) {
             float a[MWID], b[NWID];

@@ -177,19 +177,28 @@ pub fn conv(w: usize, h: usize, fs: usize) -> Result<Case> {
             Param::<usize>::values("VECTOR", [1, 2, 4])
                 .divides(&[WPTX], |b: &Bound| b.get::<usize>(WPTX)),
         )
-        .param(Param::<usize>::values("UNROLL_FACTOR", [1, fs]))
+        // The direct path (LOCAL 0) keeps input rows in registers, which needs the filter
+        // loops unrolled: UNROLL_FACTOR 1 would only repeat the unrolled kernel.
+        .param(
+            Param::<usize>::values("UNROLL_FACTOR", [1, fs])
+                .constraint(&[LOCAL], move |b: &Bound| {
+                    b.get::<usize>(LOCAL) > 0 || b.get::<usize>(UNROLL_FACTOR) == fs
+                }),
+        )
         .param(
             Param::<usize>::values("PADDING", [0, 1]).constraint(&[LOCAL], |b: &Bound| {
                 b.get::<usize>(LOCAL) > 0 || b.get::<usize>(PADDING) == 0
             }),
         )
         .build()?;
-    let src_w = w + 2 * hfs;
+    // Source rows padded to 128 bytes: aligned vector loads and whole cache lines.
+    let src_w = (w + 2 * hfs).next_multiple_of(32);
     let src_h = h + 2 * hfs;
     let spec = KernelSpec::new(include_str!("../../kernels/conv.cl"), "conv")
         .define("IMG_W", w)
         .define("IMG_H", h)
         .define("FS", fs)
+        .define("SRC_W", src_w)
         .global(move |c| {
             let l = conv_local(c, fs);
             let groups = [
@@ -218,21 +227,27 @@ pub fn conv(w: usize, h: usize, fs: usize) -> Result<Case> {
         .reference(move |a| {
             let src = a.buffer::<f32>(0)?;
             let filt = a.buffer::<f32>(1)?;
-            Ok(vec![conv_host(src, filt, w, h, fs).into()])
+            Ok(vec![conv_host(src, src_w, filt, w, h, fs).into()])
         });
     Ok(Case {
         name: format!("conv-{w}x{h}-{fs}x{fs}"),
         space,
         spec,
         flops: 2.0 * (w * h * fs * fs) as f64,
-        bytes: 4.0 * (src_w * src_h + w * h) as f64,
+        bytes: 4.0 * ((w + 2 * hfs) * src_h + w * h) as f64,
     })
 }
 
-/// The host reference of the convolution (parallel over rows).
-pub fn conv_host(src: &[f32], filt: &[f32], w: usize, h: usize, fs: usize) -> Vec<f32> {
+/// The host reference of the convolution (parallel over rows); `src` has rows of `src_w` floats.
+pub fn conv_host(
+    src: &[f32],
+    src_w: usize,
+    filt: &[f32],
+    w: usize,
+    h: usize,
+    fs: usize,
+) -> Vec<f32> {
     use rayon::prelude::*;
-    let src_w = w + 2 * (fs / 2);
     let mut out = vec![0.0f32; w * h];
     out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
         for (x, o) in row.iter_mut().enumerate() {
