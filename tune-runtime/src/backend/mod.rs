@@ -238,6 +238,31 @@ pub trait Backend: Send + Sync + 'static {
         dims: &LaunchDims,
         args: &[LaunchArg<'_, Self>],
     ) -> Result<Duration, Failure>;
+
+    /// Launches `kernel` `count` times back to back and returns the device time from the
+    /// start of the first launch to the end of the last. For kernels of a few microseconds,
+    /// whose single-launch time is mostly launch latency. The default sums `count` single
+    /// launches; the OpenCL and CUDA backends enqueue them all before waiting.
+    fn launch_repeated(
+        &self,
+        kernel: &Self::Kernel,
+        dims: &LaunchDims,
+        args: &[LaunchArg<'_, Self>],
+        count: usize,
+    ) -> Result<Duration, Failure> {
+        let mut total = Duration::ZERO;
+        for _ in 0..count.max(1) {
+            total += self.launch(kernel, dims, args)?;
+        }
+        Ok(total)
+    }
+
+    /// Whether the device can still run work. `false` after an error that poisons the
+    /// whole process (a CUDA sticky error); a backend running in a worker process then
+    /// replaces the worker.
+    fn healthy(&self) -> bool {
+        true
+    }
 }
 
 // ---------------------------------------------------------------------------------------------

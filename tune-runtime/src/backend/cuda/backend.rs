@@ -328,6 +328,10 @@ impl Backend for Cuda {
         &self.info
     }
 
+    fn healthy(&self) -> bool {
+        !self.is_poisoned()
+    }
+
     fn compile(&self, request: &CompileRequest<'_>) -> Result<CudaKernel, Failure> {
         let compiled = compile::compile(
             request.source,
