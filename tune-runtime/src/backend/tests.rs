@@ -453,3 +453,15 @@ fn configurations_far_slower_than_the_best_time_out() {
         Err(Failure::Timeout(d)) if d == Duration::from_micros(1000)
     ));
 }
+
+#[test]
+fn launches_per_sample_time_back_to_back_runs_per_launch() {
+    let s = space();
+    let c = find(&s, 2, 32);
+    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().launches_per_sample(8)).unwrap();
+    let m = eval(&ev, &s, &c).unwrap();
+    // The fake's default `launch_repeated` sums 8 launches of 500 us: 500 us per launch.
+    assert_eq!(m.cost, Duration::from_micros(500));
+    assert!(m.samples.iter().all(|&t| (t - 500e-6).abs() < 1e-9));
+    assert!(m.validation.is_some());
+}

@@ -68,6 +68,33 @@ impl<T: Technique + ?Sized> Technique for Box<T> {
     }
 }
 
+/// Proposes given configurations first, then those of the technique it wraps (which is told
+/// every outcome).
+struct StartFrom {
+    queue: std::collections::VecDeque<u128>,
+    inner: Box<dyn Technique>,
+}
+
+impl Technique for StartFrom {
+    fn name(&self) -> &str {
+        self.inner.name()
+    }
+    fn init(&mut self, space: &Space, seed: u64) {
+        self.inner.init(space, seed)
+    }
+    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
+        let k = n.min(self.queue.len());
+        let mut out: Vec<u128> = self.queue.drain(..k).collect();
+        if out.len() < n {
+            out.extend(self.inner.ask(space, n - out.len()));
+        }
+        out
+    }
+    fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
+        self.inner.tell(space, index, cost)
+    }
+}
+
 /// Mean preparation time (seconds) below which preparing ahead on other threads does not pay.
 const POOL_MIN_PREPARE: f64 = 20e-6;
 
@@ -114,6 +141,7 @@ pub struct Tuner<E: Evaluator> {
     space: Space,
     evaluator: E,
     technique: Option<Box<dyn Technique>>,
+    start: Vec<Config>,
     abort: Option<Box<dyn AbortCondition>>,
     seed: u64,
     batch: usize,
@@ -150,6 +178,7 @@ impl<E: Evaluator> Tuner<E> {
             space,
             evaluator,
             technique: None,
+            start: Vec::new(),
             abort: None,
             seed: 0,
             batch: 1,
@@ -167,6 +196,14 @@ impl<E: Evaluator> Tuner<E> {
     /// The search technique (a `Box<dyn Technique>` works too).
     pub fn technique(mut self, technique: impl Technique + 'static) -> Self {
         self.technique = Some(Box::new(technique));
+        self
+    }
+
+    /// Configurations to measure first, before the technique proposes any (a known good
+    /// configuration, the best of a neighbouring input size); the technique is told their
+    /// costs. Configurations outside the space are passed over.
+    pub fn start_from(mut self, configs: impl IntoIterator<Item = Config>) -> Self {
+        self.start.extend(configs);
         self
     }
 
@@ -263,6 +300,7 @@ impl<E: Evaluator> Tuner<E> {
             space,
             evaluator,
             technique,
+            start,
             abort,
             seed,
             batch,
@@ -276,6 +314,13 @@ impl<E: Evaluator> Tuner<E> {
             policy,
         } = self;
         let mut technique = technique.unwrap_or_else(|| TechniqueKind::default().build());
+        let start: Vec<u128> = start.iter().filter_map(|c| space.index_of(c)).collect();
+        if !start.is_empty() {
+            technique = Box::new(StartFrom {
+                queue: start.into(),
+                inner: technique,
+            });
+        }
         let abort = abort.unwrap_or_else(|| Box::new(WholeSpace));
         let device = evaluator.device();
         let mut state = State {

@@ -391,3 +391,44 @@ fn batches_are_prepared_on_other_threads() {
     assert!(!threads.contains(&std::thread::current().id()));
     assert!(!threads.is_empty() && threads.len() <= 2);
 }
+
+#[test]
+fn start_from_measures_the_given_configurations_first() {
+    let s = space();
+    let find = |x: u32, y: u32| {
+        s.iter()
+            .find(|c| c.get::<u32>(0) == x && c.get::<u32>(1) == y)
+            .unwrap()
+    };
+    let told: Told = Default::default();
+    let script = Script((0..s.len()).collect(), told.clone());
+    let outside = SpaceBuilder::new()
+        .param(Param::<u32>::range("X", 100..101))
+        .param(Param::<u32>::values("Y", [1]))
+        .build()
+        .unwrap()
+        .get(0)
+        .unwrap();
+    let r = Tuner::new(s.clone(), Fake::new())
+        .technique(script)
+        .start_from([find(5, 1), outside, find(3, 2)])
+        .abort(Evaluations(4))
+        .progress(false)
+        .run()
+        .unwrap();
+    let first: Vec<(u32, u32)> = r
+        .records
+        .iter()
+        .take(2)
+        .map(|rec| {
+            let c = rec.config.config(&s).unwrap();
+            (c.get(0), c.get(1))
+        })
+        .collect();
+    assert_eq!(first, [(5, 1), (3, 2)]);
+    assert_eq!(best_xy(&r), (5, 1));
+    // The technique hears about the starting points too, then proposes its own.
+    let told = told.lock().unwrap();
+    assert_eq!(told[0].0, s.index_of(&find(5, 1)).unwrap());
+    assert_eq!(told.len(), 4);
+}

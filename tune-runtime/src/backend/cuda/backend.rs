@@ -461,6 +461,16 @@ impl Backend for Cuda {
         dims: &LaunchDims,
         args: &[LaunchArg<'_, Self>],
     ) -> Result<Duration, Failure> {
+        self.launch_repeated(kernel, dims, args, 1)
+    }
+
+    fn launch_repeated(
+        &self,
+        kernel: &CudaKernel,
+        dims: &LaunchDims,
+        args: &[LaunchArg<'_, Self>],
+        count: usize,
+    ) -> Result<Duration, Failure> {
         let extra_shared: usize = args
             .iter()
             .map(|a| match a {
@@ -525,21 +535,25 @@ impl Backend for Cuda {
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| drv("creating an event", e))?;
         start.record(&stream).map_err(|e| drv("recording", e))?;
-        // SAFETY: `params` point into `storage`, alive across the call (the driver copies
-        // them); buffer pointers belong to live allocations of this context; the argument
-        // types follow the spec, which the user matched with the kernel's signature.
-        let launched = unsafe {
-            cudarc::driver::result::launch_kernel(
-                func.cu_function(),
-                (g.grid[0], g.grid[1], g.grid[2]),
-                (g.block[0], g.block[1], g.block[2]),
-                g.shared_bytes,
-                stream.cu_stream(),
-                &mut params,
-            )
-        };
-        if let Err(e) = launched {
-            return Err(Self::launch_failure(&mut st, "launch", e));
+        // Back-to-back launches between one pair of events.
+        for _ in 0..count.max(1) {
+            // SAFETY: `params` point into `storage`, alive across the call (the driver
+            // copies them); buffer pointers belong to live allocations of this context; the
+            // argument types follow the spec, which the user matched with the kernel's
+            // signature.
+            let launched = unsafe {
+                cudarc::driver::result::launch_kernel(
+                    func.cu_function(),
+                    (g.grid[0], g.grid[1], g.grid[2]),
+                    (g.block[0], g.block[1], g.block[2]),
+                    g.shared_bytes,
+                    stream.cu_stream(),
+                    &mut params,
+                )
+            };
+            if let Err(e) = launched {
+                return Err(Self::launch_failure(&mut st, "launch", e));
+            }
         }
         end.record(&stream).map_err(|e| drv("recording", e))?;
         if let Err(e) = stream.synchronize() {

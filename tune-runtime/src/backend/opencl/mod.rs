@@ -372,6 +372,16 @@ impl Backend for OpenCl {
         dims: &LaunchDims,
         args: &[LaunchArg<'_, Self>],
     ) -> Result<Duration, Failure> {
+        self.launch_repeated(kernel, dims, args, 1)
+    }
+
+    fn launch_repeated(
+        &self,
+        kernel: &ClKernel,
+        dims: &LaunchDims,
+        args: &[LaunchArg<'_, Self>],
+        count: usize,
+    ) -> Result<Duration, Failure> {
         let k = kernel
             .kernel
             .lock()
@@ -407,34 +417,43 @@ impl Backend for OpenCl {
         }
         let n = dims.dims.clamp(1, 3);
         let local = dims.local.map(|l| l[..n].to_vec());
-        // SAFETY: the sizes point to `n` elements that live through the call.
-        let event = unsafe {
-            self.queue.enqueue_nd_range_kernel(
-                k.get(),
-                n as u32,
-                std::ptr::null(),
-                dims.global[..n].as_ptr(),
-                local.as_ref().map_or(std::ptr::null(), |l| l.as_ptr()),
-                &[],
-            )
+        // Back-to-back launches on the in-order queue: the device time runs from the start
+        // of the first to the end of the last.
+        let mut first = None;
+        let mut last = None;
+        for _ in 0..count.max(1) {
+            // SAFETY: the sizes point to `n` elements that live through the call.
+            let event = unsafe {
+                self.queue.enqueue_nd_range_kernel(
+                    k.get(),
+                    n as u32,
+                    std::ptr::null(),
+                    dims.global[..n].as_ptr(),
+                    local.as_ref().map_or(std::ptr::null(), |l| l.as_ptr()),
+                    &[],
+                )
+            }
+            .map_err(|e| {
+                Failure::Launch(format!(
+                    "enqueueing with global {:?}, local {:?}: {e}",
+                    &dims.global[..n],
+                    local
+                ))
+            })?;
+            if first.is_none() {
+                first = Some(event);
+            } else {
+                last = Some(event);
+            }
         }
-        .map_err(|e| {
-            Failure::Launch(format!(
-                "enqueueing with global {:?}, local {:?}: {e}",
-                &dims.global[..n],
-                local
-            ))
-        })?;
         drop(k);
-        event
-            .wait()
+        let first = first.ok_or_else(|| Failure::Other("no launch".into()))?;
+        let last = last.as_ref().unwrap_or(&first);
+        last.wait()
             .map_err(|e| Failure::Launch(format!("kernel execution: {e}")))?;
-        let start = event
-            .profiling_command_start()
-            .map_err(|e| Failure::Other(format!("profiling: {e}")))?;
-        let end = event
-            .profiling_command_end()
-            .map_err(|e| Failure::Other(format!("profiling: {e}")))?;
+        let profiling = |e: opencl3::error_codes::ClError| Failure::Other(format!("profiling: {e}"));
+        let start = first.profiling_command_start().map_err(profiling)?;
+        let end = last.profiling_command_end().map_err(profiling)?;
         Ok(Duration::from_nanos(end.saturating_sub(start)))
     }
 }
