@@ -26,20 +26,23 @@ fn main() -> tune::Result<()> {
     } else {
         vec![3, 7, 11]
     };
-    let cl = Arc::new(common::device()?);
+    let cl = Arc::new(common::opencl_device()?);
     let budget = common::Budget::from_env(250, 90.0);
     let mut bests: Vec<Best> = Vec::new();
     for &fs in &sizes {
-        let (info, out) = common::run(common::cases::conv(w, h, fs)?, cl.clone(), budget, 1)?;
-        if let Some((c, t)) = &out.best {
-            let vals = info
-                .space
-                .values(c)
-                .into_iter()
-                .map(|(k, v)| (k.to_string(), v))
-                .collect();
-            bests.push((fs, vals, t.as_secs_f64()));
-        }
+        let (info, r) = common::tune_case(
+            cl.clone(),
+            common::cases::conv(w, h, fs)?,
+            budget,
+            common::Options::new(1),
+        )?;
+        let vals = info
+            .space
+            .values(&r.best.config)
+            .into_iter()
+            .map(|(k, v)| (k.to_string(), v))
+            .collect();
+        bests.push((fs, vals, r.best.scalar));
         println!();
     }
     // Table III: row = tuned for, column = run with; each entry is the column's own best

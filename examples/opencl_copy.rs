@@ -1,4 +1,4 @@
-//! CLTune's copy case study: WPT in {1, 2, 4} and the work-group size, exhaustively.
+//! CLTune's copy case study: WPT in {1, 2, 4} and the work-group size (the whole space).
 //!
 //! `cargo run --release --features opencl --example opencl_copy [n]`
 mod common;
@@ -10,8 +10,8 @@ fn main() -> tune::Result<()> {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1 << 24);
-    let cl = Arc::new(common::device()?);
+    let cl = Arc::new(common::opencl_device()?);
     let budget = common::Budget::from_env(1000, 60.0);
-    common::run(common::cases::copy(n)?, cl, budget, 1)?;
+    common::tune_case(cl, common::cases::copy(n)?, budget, common::Options::new(1))?;
     Ok(())
 }

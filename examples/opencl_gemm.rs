@@ -22,8 +22,13 @@ fn main() -> tune::Result<()> {
     } else {
         Check::Host
     };
-    let cl = Arc::new(common::device()?);
+    let cl = Arc::new(common::opencl_device()?);
     let budget = common::Budget::from_env(300, 180.0);
-    common::run(common::cases::gemm(m, n, k, check)?, cl, budget, 1)?;
+    common::tune_case(
+        cl,
+        common::cases::gemm(m, n, k, check)?,
+        budget,
+        common::Options::new(1),
+    )?;
     Ok(())
 }

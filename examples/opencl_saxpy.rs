@@ -12,7 +12,7 @@ fn main() -> tune::Result<()> {
         .nth(1)
         .and_then(|a| a.parse().ok())
         .unwrap_or(1 << 24);
-    let cl = Arc::new(common::device()?);
+    let cl = Arc::new(common::opencl_device()?);
     // At least 256 work-items per compute unit (pass `exact` as the second argument for ATF's
     // space, where a configuration may give all the work to one work-item).
     let exact = std::env::args().nth(2).is_some_and(|a| a == "exact");
@@ -22,6 +22,11 @@ fn main() -> tune::Result<()> {
         256 * cl.device().compute_units.max(1) as usize
     };
     let budget = common::Budget::from_env(200, 60.0);
-    common::run(common::cases::saxpy(n, min_global)?, cl, budget, 1)?;
+    common::tune_case(
+        cl,
+        common::cases::saxpy(n, min_global)?,
+        budget,
+        common::Options::new(1),
+    )?;
     Ok(())
 }

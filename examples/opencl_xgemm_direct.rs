@@ -35,7 +35,7 @@ fn main() -> tune::Result<()> {
             (1024, 1024, 1024),
         ];
     }
-    let cl = Arc::new(common::device()?);
+    let cl = Arc::new(common::opencl_device()?);
     let budget = common::Budget::from_env(300, 60.0);
     for (m, n, k) in sizes {
         let check = if m * n * k > 1 << 27 {
@@ -44,7 +44,7 @@ fn main() -> tune::Result<()> {
             Check::Host
         };
         let case = common::cases::xgemm_direct(m, n, k, cl.device(), check)?;
-        common::run(case, cl.clone(), budget, 1)?;
+        common::tune_case(cl.clone(), case, budget, common::Options::new(1))?;
         println!();
     }
     Ok(())

@@ -202,23 +202,22 @@ fn reference_kernel_validation() {
     assert!(eval(&ev, &s, 1).is_ok());
 }
 
-fn budget(n: usize) -> common::Budget {
-    common::Budget {
+fn run_case(case: common::Case, n: u64) -> tune::TuningResult<Duration> {
+    let dev = device().unwrap();
+    let budget = common::Budget {
         evaluations: n,
         seconds: 60.0,
-    }
-}
-
-fn run_case(case: common::Case, n: usize) -> common::Outcome {
-    let dev = device().unwrap();
-    let (info, spec) = case.split();
-    let ev = KernelEvaluator::<OpenCl>::new(dev, &info.space, spec).unwrap();
-    let out = common::tune(&info.space, &ev, budget(n), 7, |_| {});
-    common::report(&info, "test", &out);
-    assert!(out.best.is_some(), "{:?}", out.records);
-    assert_eq!(out.failures.get("wrong_result"), None, "{:?}", out.records);
-    assert_eq!(out.failures.get("compile"), None, "{:?}", out.records);
-    out
+    };
+    let options = common::Options {
+        progress: false,
+        record: false,
+        ..common::Options::new(7)
+    };
+    let (_, r) = common::tune_case(dev, case, budget, options).unwrap();
+    assert_eq!(r.failures.get("wrong_result"), None, "{:?}", r.records);
+    assert_eq!(r.failures.get("compile"), None, "{:?}", r.records);
+    assert!(r.valid > 0);
+    r
 }
 
 #[test]
@@ -226,8 +225,12 @@ fn case_copy() {
     if device().is_none() {
         return;
     }
-    let out = run_case(common::cases::copy(4096).unwrap(), 100);
-    assert_eq!(out.evaluated(), 15);
+    // The whole space (15 configurations), then the run stops by itself.
+    let r = run_case(common::cases::copy(4096).unwrap(), 100);
+    assert_eq!(r.evaluations, 15);
+    // Every evaluation is in the log, from which a killed run resumes.
+    let log = std::fs::read_to_string(r.log.unwrap()).unwrap();
+    assert_eq!(log.lines().count(), 15);
 }
 
 #[test]

@@ -5,8 +5,10 @@ use tune::{Bound, Config, Param, Result, Space, SpaceBuilder};
 
 /// A case study: what to tune and how much work one run does.
 pub struct Case {
-    /// Name, for reports and result files.
+    /// The tunable's name, as recorded (`conv`, `gemm`, ...).
     pub name: String,
+    /// The input it is tuned for, as recorded (`8192x4096,fs=3`).
+    pub input: String,
     /// The search space.
     pub space: Space,
     /// The kernel and how to run, time and validate it.
@@ -19,8 +21,10 @@ pub struct Case {
 
 /// A case study without its spec (which the evaluator takes).
 pub struct Info {
-    /// Name, for reports and result files.
+    /// The tunable's name.
     pub name: String,
+    /// The input it is tuned for.
+    pub input: String,
     /// The search space.
     pub space: Space,
     /// Floating-point operations of one run.
@@ -35,6 +39,7 @@ impl Case {
         (
             Info {
                 name: self.name,
+                input: self.input,
                 space: self.space,
                 flops: self.flops,
                 bytes: self.bytes,
@@ -69,7 +74,8 @@ pub fn copy(n: usize) -> Result<Case> {
         .tolerance(Tolerance::Exact)
         .reference(|a| Ok(vec![a.buffer::<f32>(1)?.to_vec().into()]));
     Ok(Case {
-        name: format!("copy-{n}"),
+        name: "copy".into(),
+        input: format!("n={n}"),
         space,
         spec,
         flops: 0.0,
@@ -114,7 +120,8 @@ pub fn saxpy(n: usize, min_global: usize) -> Result<Case> {
                 .into()])
         });
     Ok(Case {
-        name: format!("saxpy-{n}"),
+        name: "saxpy".into(),
+        input: format!("n={n}"),
         space,
         spec,
         flops: 2.0 * n as f64,
@@ -230,7 +237,8 @@ pub fn conv(w: usize, h: usize, fs: usize) -> Result<Case> {
             Ok(vec![conv_host(src, src_w, filt, w, h, fs).into()])
         });
     Ok(Case {
-        name: format!("conv-{w}x{h}-{fs}x{fs}"),
+        name: "conv".into(),
+        input: format!("{w}x{h},fs={fs}"),
         space,
         spec,
         flops: 2.0 * (w * h * fs * fs) as f64,
@@ -406,7 +414,8 @@ pub fn gemm(m: usize, n: usize, k: usize, check: Check) -> Result<Case> {
                     + c.get::<usize>(SB) * c.get::<usize>(NWG))
         });
     Ok(Case {
-        name: format!("gemm-{m}x{n}x{k}"),
+        name: "gemm".into(),
+        input: format!("m={m},n={n},k={k}"),
         space,
         spec: gemm_args(spec, m, n, k, check),
         flops: 2.0 * (m * n * k) as f64,
@@ -433,7 +442,8 @@ pub mod xgemm_slots {
 /// [1, max(M, N, K)], VWMD and VWND in {1, 2, 4, 8}, PADA and PADB; WGD is also bounded by the
 /// device's local memory (two WGD x (WGD + 1) tiles of floats, at most 64 KiB), and a
 /// work-item computes at most 256 elements of C ((WGD / MDIMCD) * (WGD / NDIMCD) <= 256: more
-/// accumulators than a GPU has registers make the OpenCL compiler run for minutes).
+/// accumulators than a GPU has registers make the OpenCL compiler run for minutes) and at
+/// most 4096 multiply-adds per unrolled k step (KWID * (WGD / MDIMCD) * (WGD / NDIMCD)).
 pub fn xgemm_direct(
     m: usize,
     n: usize,
@@ -483,7 +493,13 @@ pub fn xgemm_direct(
                     g(b, WGD) % (g(b, MDIMCD) * g(b, NDIMCD) / g(b, NDIMBD)) == 0
                 }),
         )
-        .param(Param::<usize>::range("KWID", 1..=r).divides(&[WGD], move |b: &Bound| g(b, WGD)))
+        .param(
+            Param::<usize>::range("KWID", 1..=r)
+                .divides(&[WGD], move |b: &Bound| g(b, WGD))
+                .constraint(&[WGD, MDIMCD, NDIMCD], move |b: &Bound| {
+                    g(b, KWID) * (g(b, WGD) / g(b, MDIMCD)) * (g(b, WGD) / g(b, NDIMCD)) <= 4096
+                }),
+        )
         .param(Param::<usize>::values("VWMD", [1, 2, 4, 8]).constraint(
             &[WGD, MDIMCD, MDIMAD],
             move |b: &Bound| {
@@ -517,11 +533,21 @@ pub fn xgemm_direct(
         let wgd = c.get::<usize>(WGD);
         4 * wgd * (2 * wgd + usize::from(c.get::<bool>(PADA)) + usize::from(c.get::<bool>(PADB)))
     });
+    // Shapes of a few microseconds are timed over back-to-back launches (a single launch
+    // is mostly launch latency). Each launch updates C in place, as cuBLAS does with beta.
+    let flops = 2.0 * (m * n * k) as f64;
+    let spec = if flops < 1e8 {
+        spec.launches_per_sample(64)
+    } else {
+        spec
+    }
+    .compile_time_limit(std::time::Duration::from_secs(60));
     Ok(Case {
-        name: format!("xgemm_direct-{m}x{k}*{k}x{n}"),
+        name: "xgemm_direct".into(),
+        input: format!("m={m},n={n},k={k}"),
         space,
         spec: gemm_args(spec, m, n, k, check),
-        flops: 2.0 * (m * n * k) as f64,
+        flops,
         bytes: 0.0,
     })
 }

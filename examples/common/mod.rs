@@ -1,27 +1,28 @@
-//! Shared by the OpenCL examples and tests: the case studies and a minimal tuning loop.
+//! Shared by the case-study examples and their tests: the budget, one tuning run of a case
+//! study on any backend with `tune::Tuner`, and the report.
 //!
-//! The loop (random sampling, then a local search around the best configuration; exhaustive
-//! when the budget covers the space) stands in for `tune::Tuner` until the tuner is merged:
-//! it drives any `Evaluator` the same way (parallel `prepare`, serial `measure`).
+//! Environment: `TUNE_EVALS` and `TUNE_SECONDS` set the budget, `TUNE_TECHNIQUE` the search
+//! technique (default: the bandit ensemble), `TUNE_RESUME=1` resumes from the log of an
+//! earlier (killed) run instead of starting afresh.
 #![allow(dead_code)]
 
 pub mod cases;
 
-use std::collections::{BTreeMap, HashSet};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use rand::rngs::SmallRng;
-use rand::{Rng, SeedableRng};
-use rayon::prelude::*;
-use tune::{Config, Evaluator, Failure, Neighbourhood, Space};
+use tune::abort::{Elapsed, Evaluations, WholeSpace};
+use tune::backend::{Backend, KernelEvaluator};
+use tune::results::Database;
+use tune::{Config, Tuner, TuningResult};
 
-pub use cases::Case;
+pub use cases::{Case, Info};
 
-/// When to stop.
+/// When to stop: whichever comes first.
 #[derive(Clone, Copy, Debug)]
 pub struct Budget {
     /// Most configurations to evaluate.
-    pub evaluations: usize,
+    pub evaluations: u64,
     /// Most wall-clock seconds.
     pub seconds: f64,
 }
@@ -29,264 +30,157 @@ pub struct Budget {
 impl Budget {
     /// `evaluations` and `seconds`, overridden by the environment variables `TUNE_EVALS` and
     /// `TUNE_SECONDS`.
-    pub fn from_env(evaluations: usize, seconds: f64) -> Self {
+    pub fn from_env(evaluations: u64, seconds: f64) -> Self {
         let get = |k: &str| std::env::var(k).ok().and_then(|v| v.parse::<f64>().ok());
         Budget {
-            evaluations: get("TUNE_EVALS").map_or(evaluations, |v| v as usize),
+            evaluations: get("TUNE_EVALS").map_or(evaluations, |v| v as u64),
             seconds: get("TUNE_SECONDS").unwrap_or(seconds),
         }
     }
 }
 
-/// One evaluation.
-#[derive(Clone, Debug, serde::Serialize)]
-pub struct Record {
-    /// `A=1 B=2`.
-    pub config: String,
-    /// Median kernel time, seconds.
-    pub time_s: Option<f64>,
-    /// Every repetition, seconds.
-    pub samples: Vec<f64>,
-    /// Failure kind and message.
-    pub failure: Option<Failure>,
+/// How a case study is tuned besides its budget.
+#[derive(Clone, Debug, Default)]
+pub struct Options {
+    /// Seed of the search.
+    pub seed: u64,
+    /// Configurations measured first (e.g. the best of another input size).
+    pub start: Vec<Config>,
+    /// Show a progress bar (on a terminal).
+    pub progress: bool,
+    /// Record the best configuration in the tuning database `tuning/`.
+    pub record: bool,
 }
 
-/// What a tuning run found.
-#[derive(Debug)]
-pub struct Outcome {
-    /// Best configuration and its median time.
-    pub best: Option<(Config, Duration)>,
-    /// Every evaluation, in order.
-    pub records: Vec<Record>,
-    /// Failures by kind.
-    pub failures: BTreeMap<&'static str, usize>,
-    /// Wall-clock time of the whole run.
-    pub wall: Duration,
-    /// Summed compile (prepare) time, over all threads.
-    pub prepare: Duration,
-}
-
-impl Outcome {
-    /// Configurations evaluated.
-    pub fn evaluated(&self) -> usize {
-        self.records.len()
-    }
-    /// Configurations measured successfully.
-    pub fn valid(&self) -> usize {
-        self.records.iter().filter(|r| r.time_s.is_some()).count()
-    }
-}
-
-/// Tunes `space` with `ev`: exhaustive if the budget covers the space, otherwise 60% uniform
-/// random samples and then a first-improvement local search over one-parameter neighbours of
-/// the best. Candidates are prepared (compiled) in parallel batches, measured one at a time.
-///
-/// `on_best` is called with every new best time (e.g. to tighten a time limit).
-pub fn tune<E>(
-    space: &Space,
-    ev: &E,
-    budget: Budget,
-    seed: u64,
-    on_best: impl Fn(Duration),
-) -> Outcome
-where
-    E: Evaluator<Cost = Duration>,
-{
-    let start = Instant::now();
-    let mut rng = SmallRng::seed_from_u64(seed);
-    let mut seen: HashSet<u128> = HashSet::new();
-    let mut out = Outcome {
-        best: None,
-        records: Vec::new(),
-        failures: BTreeMap::new(),
-        wall: Duration::ZERO,
-        prepare: Duration::ZERO,
-    };
-    let total = space.len();
-    let exhaustive = total <= budget.evaluations as u128;
-    let batch = rayon::current_num_threads().max(2);
-    let random_phase = if exhaustive {
-        usize::MAX
-    } else {
-        budget.evaluations * 6 / 10
-    };
-    let mut next_exhaustive: u128 = 0;
-    let mut stale = 0;
-    loop {
-        let done = out.records.len();
-        if done >= budget.evaluations || start.elapsed().as_secs_f64() >= budget.seconds {
-            break;
-        }
-        let want = batch.min(budget.evaluations - done);
-        let mut picks: Vec<u128> = Vec::new();
-        if exhaustive {
-            while picks.len() < want && next_exhaustive < total {
-                picks.push(next_exhaustive);
-                next_exhaustive += 1;
-            }
-        } else if done < random_phase || out.best.is_none() {
-            let mut tries = 0;
-            while picks.len() < want && tries < 100 * want {
-                tries += 1;
-                if let Some(i) = space.sample_index(&mut rng) {
-                    if seen.insert(i) {
-                        picks.push(i);
-                    }
-                }
-            }
-        } else if let Some((best, _)) = &out.best {
-            let mut hood: Vec<u128> = space
-                .neighbour_indices(best, Neighbourhood::Adjacent)
-                .into_iter()
-                .chain(space.neighbour_indices(best, Neighbourhood::Any))
-                .filter(|i| !seen.contains(i))
-                .collect();
-            hood.sort_unstable();
-            hood.dedup();
-            while picks.len() < want && !hood.is_empty() {
-                let j = rng.random_range(0..hood.len());
-                let i = hood.swap_remove(j);
-                seen.insert(i);
-                picks.push(i);
-            }
-            if picks.is_empty() {
-                // Local optimum: jump to a random configuration.
-                if let Some(i) = space.sample_index(&mut rng) {
-                    if seen.insert(i) {
-                        picks.push(i);
-                    }
-                }
-            }
-        }
-        if picks.is_empty() {
-            stale += 1;
-            if stale > 3 || exhaustive {
-                break;
-            }
-            continue;
-        }
-        let configs: Vec<Config> = picks.iter().filter_map(|&i| space.get(i)).collect();
-        let prepared: Vec<(Config, Duration, Result<E::Prepared, Failure>)> = configs
-            .into_par_iter()
-            .map(|c| {
-                let t = Instant::now();
-                let p = ev.prepare(space, &c);
-                (c, t.elapsed(), p)
-            })
-            .collect();
-        for (c, dt, p) in prepared {
-            out.prepare += dt;
-            if start.elapsed().as_secs_f64() >= budget.seconds {
-                break;
-            }
-            let result = p.and_then(|p| ev.measure(space, &c, p));
-            let rec = match result {
-                Ok(m) => {
-                    if out.best.as_ref().is_none_or(|(_, b)| m.cost < *b) {
-                        out.best = Some((c.clone(), m.cost));
-                        on_best(m.cost);
-                    }
-                    Record {
-                        config: space.describe(&c),
-                        time_s: Some(m.cost.as_secs_f64()),
-                        samples: m.samples,
-                        failure: None,
-                    }
-                }
-                Err(f) => {
-                    *out.failures.entry(f.kind()).or_default() += 1;
-                    Record {
-                        config: space.describe(&c),
-                        time_s: None,
-                        samples: Vec::new(),
-                        failure: Some(f),
-                    }
-                }
-            };
-            out.records.push(rec);
-        }
-    }
-    out.wall = start.elapsed();
-    out
-}
-
-/// Prints the best configuration with its time and throughput, and writes every record to
-/// `target/tune/<case>.json`.
-pub fn report(case: &cases::Info, device: &str, out: &Outcome) {
-    println!("case:        {}", case.name);
-    println!("device:      {device}");
-    println!("space:       {} valid configurations", case.space.len());
-    println!(
-        "evaluated:   {} ({} valid; failures {:?}) in {:.1} s = {:.1} evaluations/s; compile {:.1} s (summed over threads)",
-        out.evaluated(),
-        out.valid(),
-        out.failures,
-        out.wall.as_secs_f64(),
-        out.evaluated() as f64 / out.wall.as_secs_f64().max(1e-9),
-        out.prepare.as_secs_f64()
-    );
-    match &out.best {
-        Some((c, t)) => {
-            let s = t.as_secs_f64();
-            let mut rate = Vec::new();
-            if case.flops > 0.0 {
-                rate.push(format!("{:.1} GFLOP/s", case.flops / s / 1e9));
-            }
-            if case.bytes > 0.0 {
-                rate.push(format!("{:.1} GB/s", case.bytes / s / 1e9));
-            }
-            let rate = rate.join(", ");
-            println!("best:        {}", case.space.describe(c));
-            println!("time:        {:.3} us  ({rate})", s * 1e6);
-            println!(
-                "RESULT\t{}\t{}\t{:.3}\t{rate}\t{}\t{}\t{:.1}",
-                case.name,
-                case.space.describe(c),
-                s * 1e6,
-                out.evaluated(),
-                out.valid(),
-                out.wall.as_secs_f64()
-            );
-        }
-        None => println!("best:        none: no configuration was valid"),
-    }
-    let dir = std::path::Path::new("target").join("tune");
-    if std::fs::create_dir_all(&dir).is_ok() {
-        if let Ok(json) = serde_json::to_string_pretty(&out.records) {
-            let _ = std::fs::write(dir.join(format!("{}.json", case.name)), json);
+impl Options {
+    /// Seed `seed`, a progress bar, results recorded.
+    pub fn new(seed: u64) -> Self {
+        Options {
+            seed,
+            start: Vec::new(),
+            progress: true,
+            record: true,
         }
     }
 }
 
-/// Builds the evaluator on `cl`, tunes within `budget`, reports, and returns the outcome.
-pub fn run(
+/// Tunes `case` on `backend` within `budget` with `tune::Tuner`: the technique of
+/// `TUNE_TECHNIQUE` (default: the bandit ensemble), candidates compiled in parallel on every
+/// core while the device measures, every evaluation appended to
+/// `target/tune/<name>-<input>.jsonl`, the best recorded in `tuning/`. Prints the report.
+pub fn tune_case<B: Backend>(
+    backend: Arc<B>,
     case: Case,
-    cl: std::sync::Arc<tune::backend::opencl::OpenCl>,
     budget: Budget,
-    seed: u64,
-) -> tune::Result<(cases::Info, Outcome)> {
-    use tune::backend::Backend;
-    let device = cl.device().describe();
+    options: Options,
+) -> tune::Result<(Info, TuningResult<Duration>)> {
+    let device = backend.device().describe();
     let (info, spec) = case.split();
-    let t = Instant::now();
-    let ev = tune::backend::KernelEvaluator::<tune::backend::opencl::OpenCl>::new(
-        cl,
-        &info.space,
-        spec,
-    )?;
+    // A configuration whose first run is 20 times slower than the best so far is not
+    // repeated: it is recorded as a timeout.
+    let spec = spec.slower_than_best(20.0);
+    let t = std::time::Instant::now();
+    let evaluator = KernelEvaluator::<B>::new(backend, &info.space, spec)?;
+    let setup = t.elapsed();
+    let log = std::path::Path::new("target")
+        .join("tune")
+        .join(format!("{}-{}.jsonl", info.name, info.input));
+    let resume = std::env::var("TUNE_RESUME").as_deref() == Ok("1");
+    if !resume {
+        let _ = std::fs::remove_file(&log);
+    }
+    let threads = std::thread::available_parallelism().map_or(2, |n| n.get());
+    let mut tuner = Tuner::new(info.space.clone(), &evaluator)
+        .name(info.name.clone())
+        .input_key(info.input.clone())
+        .abort(
+            Evaluations(budget.evaluations)
+                | Elapsed(Duration::from_secs_f64(budget.seconds))
+                | WholeSpace,
+        )
+        .seed(options.seed)
+        .batch(threads.max(2))
+        .log(&log)
+        .resume(resume)
+        .progress(options.progress)
+        .start_from(options.start);
+    if let Ok(name) = std::env::var("TUNE_TECHNIQUE") {
+        tuner = tuner.technique(tune::technique_by_name(&name)?);
+    }
+    if options.record {
+        tuner = tuner.database(Database::open("tuning"));
+    }
+    let result = tuner.run()?;
+    report(&info, &device, setup, &result);
+    Ok((info, result))
+}
+
+/// Time per run and the throughput it means, e.g. `70.1 us (3832 GB/s, 8.6 TFLOP/s)`.
+pub fn rate(info: &Info, seconds: f64) -> String {
+    let mut rates = Vec::new();
+    if info.bytes > 0.0 {
+        rates.push(format!("{:.0} GB/s", info.bytes / seconds / 1e9));
+    }
+    if info.flops > 0.0 {
+        let f = info.flops / seconds;
+        rates.push(if f >= 1e12 {
+            format!("{:.2} TFLOP/s", f / 1e12)
+        } else {
+            format!("{:.1} GFLOP/s", f / 1e9)
+        });
+    }
+    format!("{:.3} us ({})", seconds * 1e6, rates.join(", "))
+}
+
+/// Prints what the run found: space, evaluations, failures, time spent compiling that the
+/// pipeline did not hide, the best configuration with its time and throughput, and a
+/// tab-separated `RESULT` line for scripts.
+pub fn report(info: &Info, device: &str, setup: Duration, r: &TuningResult<Duration>) {
+    let wall = r.elapsed.as_secs_f64().max(1e-9);
+    let compile: f64 = r.records.iter().map(|x| x.prepare_s).sum();
+    println!("case:        {} [{}]", info.name, info.input);
+    println!("device:      {device}");
     println!(
-        "setup:       {:.2} s (buffers, reference)",
-        t.elapsed().as_secs_f64()
+        "space:       {} valid configurations; setup (buffers, reference) {:.2} s",
+        info.space.len(),
+        setup.as_secs_f64()
     );
-    // Configurations 20x slower than the best so far are not repeated.
-    let out = tune(&info.space, &ev, budget, seed, |best| {
-        ev.set_time_limit(Some(best * 20))
-    });
-    report(&info, &device, &out);
-    Ok((info, out))
+    println!(
+        "tuned:       {} evaluated ({} valid) in {:.1} s = {:.1}/s by {}; failures {:?}",
+        r.evaluations,
+        r.valid,
+        wall,
+        r.evaluations as f64 / wall,
+        r.technique,
+        r.failures
+    );
+    println!(
+        "compile:     {:.1} s over all threads, {:.1} s not hidden behind measurement ({:.0}% of the run)",
+        compile,
+        r.waiting_for_preparation.as_secs_f64(),
+        100.0 * r.waiting_for_preparation.as_secs_f64() / wall
+    );
+    let best = r
+        .best
+        .cost
+        .map_or(r.best.scalar, |c: Duration| c.as_secs_f64());
+    println!("best:        {}", info.space.describe(&r.best.config));
+    println!("time:        {}", rate(info, best));
+    println!(
+        "RESULT\t{}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{:.1}",
+        info.name,
+        info.input,
+        info.space.describe(&r.best.config),
+        best * 1e6,
+        rate(info, best),
+        r.evaluations,
+        r.valid,
+        wall
+    );
 }
 
 /// The OpenCL device named by `TUNE_OPENCL_DEVICE` (see `OpenCl::select`), or the first.
-pub fn device() -> tune::Result<tune::backend::opencl::OpenCl> {
+#[cfg(feature = "opencl")]
+pub fn opencl_device() -> tune::Result<tune::backend::opencl::OpenCl> {
     tune::backend::opencl::OpenCl::from_env("TUNE_OPENCL_DEVICE")
 }

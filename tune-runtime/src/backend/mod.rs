@@ -735,6 +735,7 @@ pub struct KernelSpec {
     cache_capacity: usize,
     time_limit: Option<Duration>,
     slow_factor: Option<f64>,
+    compile_limit: Option<Duration>,
 }
 
 impl fmt::Debug for KernelSpec {
@@ -775,6 +776,7 @@ impl KernelSpec {
             cache_capacity: 256,
             time_limit: None,
             slow_factor: None,
+            compile_limit: None,
         }
     }
     /// A fixed define besides the tuning parameters (`-DNAME=value`).
@@ -886,8 +888,9 @@ impl KernelSpec {
     /// microseconds, where a single launch's device time is mostly launch latency (on
     /// NVIDIA's OpenCL a kernel that does nothing reads about 5 us): back to back, what is
     /// left is the kernel and the gap between two kernels, as in an application that calls
-    /// it in a loop. The kernel must give the same output when run repeatedly (validation
-    /// checks the first run only).
+    /// it in a loop. Fewer launches are made when the first run shows that `n` of them
+    /// would take more than about a millisecond (a slow configuration is then measured as
+    /// usual). Validation checks the output of the first run only.
     pub fn launches_per_sample(mut self, n: usize) -> Self {
         self.launches_per_sample = n.max(1);
         self
@@ -940,6 +943,15 @@ impl KernelSpec {
     /// configurations (a work-item doing a whole vector); `factor` is clamped to at least 1.
     pub fn slower_than_best(mut self, factor: f64) -> Self {
         self.slow_factor = Some(factor.max(1.0));
+        self
+    }
+
+    /// Stops waiting for a compilation after `limit`: the configuration is recorded as
+    /// [`Failure::Timeout`] (a kernel unrolled into tens of thousands of instructions can
+    /// keep a driver's compiler busy for minutes). Compilers cannot be interrupted, so the
+    /// compilation finishes on a thread of its own and its result is dropped.
+    pub fn compile_time_limit(mut self, limit: Duration) -> Self {
+        self.compile_limit = Some(limit);
         self
     }
 
@@ -1269,6 +1281,37 @@ impl<B: Backend> KernelEvaluator<B> {
         self.read_outputs(&buffers).map_err(fail)
     }
 
+    /// Compiles on a thread of its own and waits at most `limit` for it.
+    fn compile_within(
+        &self,
+        limit: Duration,
+        defines: &[(String, String)],
+    ) -> Result<B::Kernel, Failure> {
+        let (tx, rx) = std::sync::mpsc::channel();
+        let backend = self.backend.clone();
+        let (source, name) = (self.spec.source.clone(), self.spec.name.clone());
+        let (defines, options) = (defines.to_vec(), self.spec.options.clone());
+        std::thread::Builder::new()
+            .name("tune-compile".into())
+            .spawn(move || {
+                let r = backend.compile(&CompileRequest {
+                    source: &source,
+                    kernel: &name,
+                    defines: &defines,
+                    options: &options,
+                });
+                let _ = tx.send(r);
+            })
+            .map_err(|e| Failure::Other(format!("starting a compile thread: {e}")))?;
+        match rx.recv_timeout(limit) {
+            Ok(r) => r,
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(Failure::Timeout(limit)),
+            Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(Failure::Other(
+                "the compile thread ended without a result".into(),
+            )),
+        }
+    }
+
     /// The launch geometry of `config`, checked against the device's limits.
     ///
     /// # Errors
@@ -1472,12 +1515,15 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             Some(k) => (k, Duration::ZERO),
             None => {
                 let t = Instant::now();
-                let k = Arc::new(self.backend.compile(&CompileRequest {
-                    source: &self.spec.source,
-                    kernel: &self.spec.name,
-                    defines: &defines,
-                    options: &self.spec.options,
-                })?);
+                let k = Arc::new(match self.spec.compile_limit {
+                    None => self.backend.compile(&CompileRequest {
+                        source: &self.spec.source,
+                        kernel: &self.spec.name,
+                        defines: &defines,
+                        options: &self.spec.options,
+                    })?,
+                    Some(limit) => self.compile_within(limit, &defines)?,
+                });
                 let dt = t.elapsed();
                 if self.spec.cache_capacity > 0 {
                     if let Ok(mut c) = self.cache.lock() {
@@ -1541,7 +1587,12 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
         } else {
             None
         };
-        let per_sample = self.spec.launches_per_sample;
+        // Back-to-back launches only for short kernels: at most about a millisecond of them
+        // per sample, so that a slow configuration costs no more than usual to measure.
+        let per_sample = match first.as_nanos() {
+            0 => self.spec.launches_per_sample,
+            ns => (1_000_000 / ns).clamp(1, self.spec.launches_per_sample as u128) as usize,
+        };
         for _ in 0..self.spec.warmups {
             self.launch_with(&buffers, &prepared, None, per_sample)?;
         }

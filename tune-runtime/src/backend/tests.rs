@@ -9,6 +9,7 @@ use crate::{Param, SpaceBuilder};
 struct Fake {
     info: DeviceInfo,
     compiles: std::sync::atomic::AtomicUsize,
+    launches: std::sync::atomic::AtomicUsize,
 }
 
 struct FakeKernel {
@@ -32,6 +33,7 @@ impl Fake {
                 compute_units: 1,
             },
             compiles: Default::default(),
+            launches: Default::default(),
         }
     }
 }
@@ -47,6 +49,9 @@ impl Backend for Fake {
     fn compile(&self, r: &CompileRequest<'_>) -> Result<FakeKernel, Failure> {
         self.compiles
             .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
+        if r.source.contains("#slow") {
+            std::thread::sleep(Duration::from_millis(1500));
+        }
         if r.source.contains("#error") {
             return Err(Failure::Compile(format!(
                 "fake.cl:1: error: {}",
@@ -91,6 +96,8 @@ impl Backend for Fake {
         dims: &LaunchDims,
         args: &[LaunchArg<'_, Self>],
     ) -> Result<Duration, Failure> {
+        self.launches
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         let x: u64 = k.defines.get("X").and_then(|v| v.parse().ok()).unwrap_or(1);
         if k.name == "bad_args" || args.len() != 3 {
             return Err(Failure::Launch("CL_INVALID_KERNEL_ARGS".into()));
@@ -458,10 +465,37 @@ fn configurations_far_slower_than_the_best_time_out() {
 fn launches_per_sample_time_back_to_back_runs_per_launch() {
     let s = space();
     let c = find(&s, 2, 32);
-    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().launches_per_sample(8)).unwrap();
+    let fake = Arc::new(Fake::new());
+    let spec = spec().launches_per_sample(8).warmups(1).repetitions(5);
+    let ev = KernelEvaluator::<Fake>::new(fake.clone(), &s, spec).unwrap();
     let m = eval(&ev, &s, &c).unwrap();
-    // The fake's default `launch_repeated` sums 8 launches of 500 us: 500 us per launch.
+    // Each launch takes 500 us: per sample, two of them fit in about a millisecond (not 8),
+    // and the sample is their time divided by two.
     assert_eq!(m.cost, Duration::from_micros(500));
     assert!(m.samples.iter().all(|&t| (t - 500e-6).abs() < 1e-9));
     assert!(m.validation.is_some());
+    let launches = fake.launches.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(launches, 1 + 2 + 5 * 2);
+}
+
+#[test]
+fn compilations_past_the_limit_are_timeouts() {
+    let s = space();
+    let c = find(&s, 2, 32);
+    let slow = |limit| {
+        let mut spec = KernelSpec::new("#slow kernel scale", "scale");
+        spec = spec
+            .global(|c| [N / c.get::<usize>(0)])
+            .local(|c| [c.get::<usize>(1)])
+            .scalar(N as i32)
+            .buffer(BufferArg::random::<f32>(N, 7))
+            .buffer(BufferArg::zeros::<f32>(N))
+            .compile_time_limit(limit);
+        KernelEvaluator::<Fake>::new(Fake::new(), &s, spec).unwrap()
+    };
+    let t = Instant::now();
+    let r = slow(Duration::from_millis(50)).prepare(&s, &c);
+    assert!(matches!(r, Err(Failure::Timeout(d)) if d == Duration::from_millis(50)));
+    assert!(t.elapsed() < Duration::from_millis(1000));
+    assert!(slow(Duration::from_secs(30)).prepare(&s, &c).is_ok());
 }

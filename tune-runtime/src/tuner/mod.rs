@@ -337,6 +337,7 @@ impl<E: Evaluator> Tuner<E> {
             base_elapsed: Duration::ZERO,
             simulated: None,
             resumed: 0,
+            waited: Duration::ZERO,
             bar: Bar::new(show_progress),
             template: Record {
                 tunable: name.as_str().into(),
@@ -373,6 +374,7 @@ impl<E: Evaluator> Tuner<E> {
         let stuck_limit = 100_000 + state.memo.len();
         let mut stuck = 0usize;
         let mut fresh: Vec<(u128, Config)> = Vec::with_capacity(batch);
+        let mut waited = Duration::ZERO;
         let mut repeats: Vec<u128> = Vec::new();
         // Preparation runs ahead on a pool of CPU threads when batches allow it; the
         // threads live as long as the run, so a batch costs channel messages, not spawns.
@@ -419,6 +421,7 @@ impl<E: Evaluator> Tuner<E> {
                     &space,
                     &fresh,
                     ahead,
+                    &mut waited,
                     |index, config, prep, outcome| -> Result<bool> {
                         let p = prep.as_secs_f64();
                         prep_mean = Some(prep_mean.map_or(p, |m| 0.8 * m + 0.2 * p));
@@ -441,6 +444,7 @@ impl<E: Evaluator> Tuner<E> {
             Ok(())
         })?;
         state.bar.finish(&state.progress);
+        state.waited = waited;
         let technique_name = technique.name().to_string();
         state.into_result(
             space,
@@ -527,6 +531,7 @@ fn evaluate_batch<E: Evaluator>(
     space: &Space,
     batch: &[(u128, Config)],
     pool: Option<&Pool<E>>,
+    waited: &mut Duration,
     mut done: impl FnMut(u128, &Config, Duration, Outcome<E::Cost>) -> Result<bool>,
 ) -> Result<()> {
     let measure = |config: &Config, prepared: E::Prepared| -> Outcome<E::Cost> {
@@ -539,6 +544,7 @@ fn evaluate_batch<E: Evaluator>(
         _ => {
             for (index, config) in batch {
                 let (prepared, prep_time) = prepare(evaluator, space, config);
+                *waited += prep_time;
                 let outcome = prepared.and_then(|p| measure(config, p));
                 if done(*index, config, prep_time, outcome)? {
                     break;
@@ -556,6 +562,7 @@ fn evaluate_batch<E: Evaluator>(
     let mut ready: Vec<Option<Prepared<E>>> = (0..batch.len()).map(|_| None).collect();
     let result = (|| {
         for (k, (index, config)) in batch.iter().enumerate() {
+            let wait = Instant::now();
             while ready[k].is_none() {
                 match pool.done.recv() {
                     Ok((g, j, p)) if g == generation => ready[j] = Some(p),
@@ -567,6 +574,7 @@ fn evaluate_batch<E: Evaluator>(
                     }
                 }
             }
+            *waited += wait.elapsed();
             let Some((prepared, prep_time)) = ready[k].take() else {
                 return Ok(());
             };
@@ -652,6 +660,9 @@ pub struct TuningResult<C> {
     pub valid: u64,
     /// How many were taken from the log instead of measured.
     pub resumed: u64,
+    /// Time the measuring thread waited for preparation (compilation): the part of it that
+    /// was not hidden behind measurement. With a batch of 1 it is all of it.
+    pub waiting_for_preparation: Duration,
     /// Failures by kind (`compile`, `wrong_result`, ...).
     pub failures: BTreeMap<String, u64>,
     /// Time taken: wall time, or simulated time in simulation mode.
@@ -764,6 +775,7 @@ struct State<C> {
     /// The simulated clock, once the evaluator charged a time.
     simulated: Option<Duration>,
     resumed: u64,
+    waited: Duration,
     bar: Bar,
     template: Record,
 }
@@ -949,6 +961,7 @@ impl<C: Cost> State<C> {
             evaluations: self.progress.evaluations,
             valid: self.progress.valid,
             resumed: self.resumed,
+            waiting_for_preparation: self.waited,
             failures: self.failures,
             elapsed,
             simulated: self.simulated.is_some(),

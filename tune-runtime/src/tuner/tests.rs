@@ -432,3 +432,35 @@ fn start_from_measures_the_given_configurations_first() {
     assert_eq!(told[0].0, s.index_of(&find(5, 1)).unwrap());
     assert_eq!(told.len(), 4);
 }
+
+#[test]
+fn waiting_for_preparation_is_what_the_pipeline_does_not_hide() {
+    // Preparing takes 4 ms, measuring 4 ms: prepared ahead on 4 threads, most of the
+    // preparation hides behind measurement; prepared in line (batch 1), none of it does.
+    let eval = || {
+        Closure::new(|_: &Config| -> std::result::Result<f64, Failure> { Ok(1.0) }).with_prepare(
+            |c: &Config| -> std::result::Result<u32, Failure> {
+                std::thread::sleep(Duration::from_millis(4));
+                Ok(c.get(0))
+            },
+            |_: &Config, x: u32| -> std::result::Result<f64, Failure> {
+                std::thread::sleep(Duration::from_millis(4));
+                Ok(x as f64)
+            },
+        )
+    };
+    let serial = Tuner::new(space(), eval()).progress(false).run().unwrap();
+    assert!(serial.waiting_for_preparation >= Duration::from_millis(24 * 4));
+    let ahead = Tuner::new(space(), eval())
+        .batch(8)
+        .threads(4)
+        .progress(false)
+        .run()
+        .unwrap();
+    assert!(
+        ahead.waiting_for_preparation < serial.waiting_for_preparation / 2,
+        "{:?} vs {:?}",
+        ahead.waiting_for_preparation,
+        serial.waiting_for_preparation
+    );
+}
