@@ -43,6 +43,9 @@
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
 pub mod cuda;
+#[cfg(unix)]
+#[cfg_attr(docsrs, doc(cfg(unix)))]
+pub mod isolated;
 #[cfg(feature = "opencl")]
 #[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
 pub mod opencl;
