@@ -245,7 +245,8 @@ pub trait Backend: Send + Sync + 'static {
     /// Launches `kernel` `count` times back to back and returns the device time from the
     /// start of the first launch to the end of the last. For kernels of a few microseconds,
     /// whose single-launch time is mostly launch latency. The default sums `count` single
-    /// launches; the OpenCL and CUDA backends enqueue them all before waiting.
+    /// launches; the OpenCL backend enqueues them all before waiting, the CUDA backend
+    /// captures them in a graph and replays it.
     fn launch_repeated(
         &self,
         kernel: &Self::Kernel,
@@ -888,12 +889,16 @@ impl KernelSpec {
     }
     /// Launches per timed sample (default 1): each sample launches the kernel `n` times back
     /// to back and divides the device time of the whole sequence by `n`. For kernels of a few
-    /// microseconds, where a single launch's device time is mostly launch latency (on
-    /// NVIDIA's OpenCL a kernel that does nothing reads about 5 us): back to back, what is
-    /// left is the kernel and the gap between two kernels, as in an application that calls
-    /// it in a loop. Fewer launches are made when the first run shows that `n` of them
-    /// would take more than about a millisecond (a slow configuration is then measured as
-    /// usual). Validation checks the output of the first run only.
+    /// microseconds, where a single launch's device time is mostly launch latency: back to
+    /// back (on CUDA, replayed from a graph), what is left is the kernel and the gap between
+    /// two kernels, as in an application that calls it in a loop. Fewer launches are made
+    /// when the first run shows that `n` of them would take more than about a millisecond
+    /// (a slow configuration is then measured as usual). Validation checks the output of
+    /// the first run only.
+    ///
+    /// Where the runtime's enqueue is slower than the kernel, back-to-back launches measure
+    /// the runtime instead: NVIDIA's OpenCL (driver 580) takes about 10 us per enqueue,
+    /// twice its 4.6 us single-launch floor, so single launches are the better measure there.
     pub fn launches_per_sample(mut self, n: usize) -> Self {
         self.launches_per_sample = n.max(1);
         self

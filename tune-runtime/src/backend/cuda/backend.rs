@@ -5,7 +5,9 @@ use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::{Arc, Mutex, MutexGuard, Weak};
 use std::time::Duration;
 
-use cudarc::driver::sys::{CUevent_flags, CUfunction_attribute as FnAttr};
+use cudarc::driver::sys::{
+    CUevent_flags, CUfunction_attribute as FnAttr, CUgraphInstantiate_flags, CUstreamCaptureMode,
+};
 use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError};
 use cudarc::nvrtc::Ptx;
 
@@ -534,26 +536,55 @@ impl Backend for Cuda {
         let end = ctx
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| drv("creating an event", e))?;
-        start.record(&stream).map_err(|e| drv("recording", e))?;
-        // Back-to-back launches between one pair of events.
-        for _ in 0..count.max(1) {
+        let launch_once = |stream: &CudaStream, params: &mut Vec<*mut c_void>| {
             // SAFETY: `params` point into `storage`, alive across the call (the driver
             // copies them); buffer pointers belong to live allocations of this context; the
             // argument types follow the spec, which the user matched with the kernel's
             // signature.
-            let launched = unsafe {
+            unsafe {
                 cudarc::driver::result::launch_kernel(
                     func.cu_function(),
                     (g.grid[0], g.grid[1], g.grid[2]),
                     (g.block[0], g.block[1], g.block[2]),
                     g.shared_bytes,
                     stream.cu_stream(),
-                    &mut params,
+                    params,
                 )
-            };
-            if let Err(e) = launched {
-                return Err(Self::launch_failure(&mut st, "launch", e));
             }
+        };
+        // Repeated launches are captured into a CUDA graph and replayed between the events:
+        // the kernels then run back to back with the gaps of a graph, whatever the host's
+        // launch overhead (which would otherwise set the pace for kernels of microseconds).
+        let graph = if count > 1 {
+            stream
+                .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+                .map_err(|e| drv("starting a graph capture", e))?;
+            let mut captured = Ok(());
+            for _ in 0..count {
+                captured = launch_once(&stream, &mut params);
+                if captured.is_err() {
+                    break;
+                }
+            }
+            let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+            if let Err(e) = captured {
+                return Err(Self::launch_failure(&mut st, "launch (graph capture)", e));
+            }
+            let graph = graph
+                .map_err(|e| drv("instantiating the graph", e))?
+                .ok_or_else(|| Failure::Other("the graph capture was empty".into()))?;
+            graph.upload().map_err(|e| drv("uploading the graph", e))?;
+            Some(graph)
+        } else {
+            None
+        };
+        start.record(&stream).map_err(|e| drv("recording", e))?;
+        let launched = match &graph {
+            Some(graph) => graph.launch(),
+            None => launch_once(&stream, &mut params),
+        };
+        if let Err(e) = launched {
+            return Err(Self::launch_failure(&mut st, "launch", e));
         }
         end.record(&stream).map_err(|e| drv("recording", e))?;
         if let Err(e) = stream.synchronize() {

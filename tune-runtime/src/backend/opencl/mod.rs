@@ -451,7 +451,8 @@ impl Backend for OpenCl {
         let last = last.as_ref().unwrap_or(&first);
         last.wait()
             .map_err(|e| Failure::Launch(format!("kernel execution: {e}")))?;
-        let profiling = |e: opencl3::error_codes::ClError| Failure::Other(format!("profiling: {e}"));
+        let profiling =
+            |e: opencl3::error_codes::ClError| Failure::Other(format!("profiling: {e}"));
         let start = first.profiling_command_start().map_err(profiling)?;
         let end = last.profiling_command_end().map_err(profiling)?;
         Ok(Duration::from_nanos(end.saturating_sub(start)))
