@@ -287,3 +287,39 @@ tune::testgen_backend!(
     }",
     "__kernel void scale(const int n) { syntax error }"
 );
+
+#[test]
+fn xgemm_direct_configurations_are_right_at_odd_sizes() {
+    use tune::Evaluator;
+    let Some(dev) = device() else { return };
+    // 23 x 37 x 70: partial tiles in m, n and k, and several k tiles (with and without the
+    // register prefetch of the next tile, which small per-work-item tiles switch on).
+    let case =
+        common::cases::xgemm_direct(23, 37, 70, dev.device(), common::cases::Check::Host).unwrap();
+    let (info, spec) = case.split();
+    let ev =
+        KernelEvaluator::<OpenCl>::new(dev, &info.space, spec.repetitions(1).warmups(0)).unwrap();
+    let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(3);
+    let (mut measured, mut prefetch) = (0, 0);
+    while measured < 8 {
+        let c = info.space.sample(&mut rng).unwrap();
+        let (wgd, mdimcd, ndimcd): (usize, usize, usize) = (c.get(0), c.get(1), c.get(2));
+        if wgd < 4 || (wgd / mdimcd) * (wgd / ndimcd) > 64 {
+            continue; // keep PoCL's compile times short
+        }
+        match ev
+            .prepare(&info.space, &c)
+            .and_then(|p| ev.measure(&info.space, &c, p))
+        {
+            Ok(_) => {}
+            Err(Failure::Invalid(_)) => continue,
+            Err(f) => panic!("{}: {f}", info.space.describe(&c)),
+        }
+        measured += 1;
+        prefetch += usize::from((wgd / mdimcd) * (wgd / ndimcd) <= 32);
+    }
+    assert!(
+        prefetch > 0 && prefetch < measured,
+        "{prefetch} of {measured}"
+    );
+}
