@@ -1,29 +1,35 @@
-//! The CUDA bench: in one process, on one GPU,
-//! 1. cuBLAS SGEMM (TF32 off: default math mode, `cublasSgemm`) at 4096^3 and 8192^3,
-//! 2. tune's SGEMM (kernels/sgemm.cu) tuned at both sizes with a bounded budget, timed the
-//!    same way (CUDA events around each launch, median), validated against cuBLAS,
-//! 3. compilation's share of tuning time without and with the parallel compile pipeline,
-//! 4. XgemmDirect at ATF's sizes IS1-IS4 against cuBLAS,
-//! 5. Kernel Tuner's throughput case (bench/gpu matmul.cu, n = 2048, 100 random
-//!    evaluations of 7 iterations): evaluations per second.
+//! The CUDA bench: in one process, on one GPU, every part tuned with `tune::Tuner` through
+//! `common::tune_case` (log in target/tune/, best configurations in tuning/):
+//! 1. SGEMM (kernels/sgemm.cu) at 4096^3, tuned starting from the classic 128x128x8 / 8x8
+//!    configuration, against cuBLAS SGEMM (TF32 off, `cublasSgemm`), both timed with CUDA
+//!    events (median), the tuned kernel validated against cuBLAS's product;
+//! 2. the same at 8192^3, starting also from the six best configurations found at 4096^3;
+//! 3. compilation's share of tuning time without and with the parallel pipeline: the same
+//!    16 random configurations of SGEMM 4096^3 (one seed), compiled one at a time on the
+//!    measuring thread right before each is measured (batch 1), then all at once on every
+//!    core (batch 16), each with a fresh evaluator (an empty program cache);
+//! 4. XgemmDirect at ATF's sizes IS1-IS4 against cuBLAS, both timed over 64 back-to-back
+//!    launches per sample;
+//! 5. Kernel Tuner's throughput case (kernels/kt_matmul.cu, n = 2048, 100 random
+//!    evaluations of 7 iterations each, no validation): evaluations per second.
 //!
-//! Run: `cargo run --release --features cuda --example cuda_bench [OUT_DIR]`
-//! (environment: `TUNE_BENCH_QUICK=1` for a short run, `TUNE_CUDA_DEVICE` index or name).
-
-#[cfg(feature = "cuda")]
-#[path = "common/cuda.rs"]
+//! NVRTC caches compilations within a process: compiling the same code again is almost free,
+//! even with another (unused) define. So part 3 runs first, after one untimed compilation
+//! of an empty kernel, serial mode first, and each mode adds its own empty kernel to the
+//! source so that the parallel mode compiles from scratch too.
+//!
+//! About 5 minutes on an H200 with 16 cores (each part has a time limit: 6 minutes at
+//! most); `TUNE_BENCH_QUICK=1`: under 2 minutes (4096^3 only, 8 configurations in part 3,
+//! shorter budgets). `TUNE_BENCH_ONLY=3,4` runs only the parts listed; `TUNE_CUDA_DEVICE`
+//! picks the GPU (index or part of its name). Without CUDA it says so and exits 0.
+//!
+//! `cargo run --release --features cuda --example cuda_bench [OUT_DIR]` (writes the
+//! markdown report to OUT_DIR/cuda_bench.md as well as to standard output).
 mod common;
 
 #[cfg(feature = "cuda")]
 fn main() {
-    if let Err(e) = bench::run() {
-        eprintln!("cuda_bench: {e}");
-        // No CUDA (CI, laptops): report and succeed, so `cargo test --examples` stays green.
-        if matches!(e, tune::Error::BackendUnavailable { .. }) {
-            return;
-        }
-        std::process::exit(1);
-    }
+    common::cuda::main_or_skip("cuda_bench", bench::run);
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -35,279 +41,471 @@ fn main() {
 mod bench {
     use std::fmt::Write as _;
     use std::sync::Arc;
-    use std::time::Instant;
+    use std::time::Duration;
 
-    use tune::backend::KernelEvaluator;
     use tune::cuda::Cuda;
-    use tune::{Error, Result, Space};
+    use tune::results::{Named, Record};
+    use tune::{Config, Error, Result, TechniqueKind, TuningResult, Value};
 
-    use super::common::{self, Search, TuneStats};
+    use super::common::cuda::{self as cc, GemmVsCublas, SgemmCheck};
+    use super::common::{self, Budget, Options};
 
-    fn tflops(m: usize, n: usize, k: usize, secs: f64) -> f64 {
-        2.0 * (m * n * k) as f64 / secs / 1e12
+    /// The budgets of one bench run.
+    struct Plan {
+        quick: bool,
+        /// Parts to run (1 to 5).
+        parts: Vec<u32>,
+        /// SGEMM sizes with their budgets (part 1 is 4096, part 2 is 8192).
+        sgemm: Vec<(u32, usize, Budget)>,
+        /// Configurations compared in part 3.
+        pipeline: u64,
+        /// Budget of each XgemmDirect shape.
+        xgemm: Budget,
+        /// Budget of Kernel Tuner's case.
+        kt: Budget,
     }
 
-    fn describe(space: &Space, st: &TuneStats) -> String {
-        st.best
-            .as_ref()
-            .map_or("none".into(), |(c, _)| space.describe(c))
-    }
-
-    struct Row {
-        size: usize,
-        cublas: f64,
-        tuned: f64,
-        best: String,
-        stats: TuneStats,
-    }
-
-    pub fn run() -> Result<()> {
-        let quick = std::env::var("TUNE_BENCH_QUICK").is_ok();
-        let out_dir = std::env::args().nth(1);
-        let selector: tune::cuda::DeviceSelector = match std::env::var("TUNE_CUDA_DEVICE") {
-            Ok(s) => match s.parse::<usize>() {
-                Ok(i) => i.into(),
-                Err(_) => s.as_str().into(),
-            },
-            Err(_) => 0.into(),
-        };
-        let cuda = Arc::new(Cuda::open(selector)?);
-        let mut report = String::new();
-        let dev = tune::backend::Backend::device(cuda.as_ref()).describe();
-        let nvrtc = tune::cuda::nvrtc_version();
-        let threads = rayon::current_num_threads();
-        writeln!(
-            report,
-            "device: {dev}; NVRTC {nvrtc:?}; arch {}; {threads} compile threads",
-            cuda.arch().option()
-        )
-        .ok();
-        println!("{}", report.trim_end());
-
-        // --- 1-3: SGEMM ------------------------------------------------------------------
-        let sizes: &[(usize, usize, usize)] = if quick {
-            &[(4096, 40, 8)]
-        } else {
-            &[(4096, 160, 16), (8192, 64, 16)]
-        };
-        let mut rows: Vec<Row> = Vec::new();
-        let mut carry: Vec<tune::Config> = Vec::new();
-        let mut pipeline_cmp = String::new();
-        for &(size, budget, batch) in sizes {
-            let (m, n, k) = (size, size, size);
-            let a = common::random_f32(m * k, 11);
-            let b = common::random_f32(k * n, 12);
-            let (t_cublas, c_ref) = common::cublas_sgemm(&cuda, m, n, k, &a, &b, 20)?;
-            println!(
-                "[{size}] cuBLAS SGEMM {:.3} ms = {:.1} TFLOP/s",
-                t_cublas * 1e3,
-                tflops(m, n, k, t_cublas)
-            );
-            let space = common::sgemm_space(m as u32, n as u32, k as u32)?;
-            println!("[{size}] SGEMM space: {} valid configurations", space.len());
-            // A hand-written starting point (the classic 128x128x8, 8x8 per thread).
-            let classic = space.config_from_values(
-                [
-                    ("BM", 128),
-                    ("BN", 128),
-                    ("BK", 8),
-                    ("TM", 8),
-                    ("TN", 8),
-                    ("VA", 4),
-                    ("VB", 4),
-                    ("PADA", 4),
-                    ("PADB", 0),
-                    ("DB", 1),
-                    ("UNR", 1),
-                    ("SWZ", 8),
-                    ("MINB", 2),
-                ]
-                .map(|(k, v)| (k, tune::Value::Int(v))),
-            );
-            let mut start: Vec<u128> = Vec::new();
-            if let Ok(c) = &classic {
-                start.extend(space.index_of(c));
-            }
-            start.extend(carry.iter().filter_map(|c| space.index_of(c)));
-
-            let only_pipeline = std::env::var("TUNE_BENCH_ONLY").as_deref() == Ok("pipeline");
-            if size == 4096 {
-                // Compile share without and with the pipeline, on the same random configs.
-                let n_cmp = if quick { 8 } else { 16 };
-                let order: &[bool] =
-                    if std::env::var("TUNE_BENCH_ONLY").as_deref() == Ok("pipeline") {
-                        &[true, false, true, false]
-                    } else {
-                        &[false, true]
-                    };
-                for &pipelined in order {
-                    let spec = common::sgemm_spec(
-                        m as u32,
-                        n as u32,
-                        k as u32,
-                        a.clone(),
-                        b.clone(),
-                        Some(c_ref.clone()),
-                    );
-                    let eval = KernelEvaluator::new(cuda.clone(), &space, spec)?;
-                    let mut search = Search::new(99, usize::MAX, Vec::new());
-                    let st = common::tune_loop(&eval, &space, &mut search, n_cmp, 16, pipelined);
-                    let line = format!(
-                        "| {} | {} | {:.1} s | {:.2} | {:.1} s | {:.1} s ({:.0}%) | {:.1} s |",
-                        if pipelined {
-                            "parallel pipeline"
-                        } else {
-                            "serial compile"
-                        },
-                        st.evaluated,
-                        st.wall.as_secs_f64(),
-                        st.evaluated as f64 / st.wall.as_secs_f64(),
-                        st.compile_cpu.as_secs_f64(),
-                        st.compile_wait.as_secs_f64(),
-                        100.0 * st.compile_wait.as_secs_f64() / st.wall.as_secs_f64(),
-                        st.measure.as_secs_f64(),
-                    );
-                    println!("{line}");
-                    pipeline_cmp.push_str(&line);
-                    pipeline_cmp.push('\n');
+    impl Plan {
+        fn from_env() -> Plan {
+            let quick = std::env::var("TUNE_BENCH_QUICK").is_ok_and(|v| v != "0");
+            let parts = match std::env::var("TUNE_BENCH_ONLY") {
+                Ok(v) if v == "pipeline" => vec![3],
+                Ok(v) => v
+                    .split(',')
+                    .filter_map(|p| p.trim().parse().ok())
+                    .filter(|p| (1..=5).contains(p))
+                    .collect(),
+                Err(_) => (1..=5).collect(),
+            };
+            let budget = |evaluations, seconds| Budget {
+                evaluations,
+                seconds,
+            };
+            if quick {
+                Plan {
+                    quick,
+                    parts,
+                    sgemm: vec![(1, 4096, budget(80, 35.0))],
+                    pipeline: 8,
+                    xgemm: budget(60, 8.0),
+                    kt: budget(100, 30.0),
+                }
+            } else {
+                Plan {
+                    quick,
+                    parts,
+                    sgemm: vec![(1, 4096, budget(160, 75.0)), (2, 8192, budget(64, 90.0))],
+                    pipeline: 16,
+                    xgemm: budget(200, 25.0),
+                    kt: budget(100, 60.0),
                 }
             }
-            if only_pipeline {
-                println!("{pipeline_cmp}");
-                return Ok(());
-            }
-
-            let spec = common::sgemm_spec(m as u32, n as u32, k as u32, a, b, Some(c_ref));
-            let eval = KernelEvaluator::new(cuda.clone(), &space, spec)?;
-            let mut search = Search::new(7, budget / 2, start);
-            let st = common::tune_loop(&eval, &space, &mut search, budget, batch, true);
-            let best = describe(&space, &st);
-            let tuned = st.best.as_ref().map_or(f64::NAN, |(_, t)| *t);
-            println!(
-                "[{size}] tuned: {} evaluated, {} valid, {:.1} s wall ({:.2} evals/s), best {:.3} ms = {:.1} TFLOP/s = {:.1}% of cuBLAS: {best}; failures {:?}",
-                st.evaluated, st.valid, st.wall.as_secs_f64(), st.evaluated as f64 / st.wall.as_secs_f64(),
-                tuned * 1e3, tflops(m, n, k, tuned), 100.0 * t_cublas / tuned, st.failures
-            );
-            for (kind, msg) in &st.first_failure {
-                println!("    first {kind}: {}", msg.replace('\n', " | "));
-            }
-            // The best few configurations seed the next size.
-            let mut hist = st.history.clone();
-            hist.sort_by(|x, y| x.1.total_cmp(&y.1));
-            for (c, t) in hist.iter().take(5) {
-                println!(
-                    "    {:.3} ms {:.1} TFLOP/s  {}",
-                    t * 1e3,
-                    tflops(m, n, k, *t),
-                    space.describe(c)
-                );
-            }
-            carry = hist.iter().take(6).map(|(c, _)| c.clone()).collect();
-            rows.push(Row {
-                size,
-                cublas: t_cublas,
-                tuned,
-                best,
-                stats: st,
-            });
         }
 
-        // --- 4: XgemmDirect at ATF's deep-learning sizes --------------------------------
-        let mut xrows = Vec::new();
-        let xspace = common::xgemm_direct_space()?;
-        println!("XgemmDirect space: {} valid configurations", xspace.len());
-        for (seed, (label, m, k, n)) in [
-            ("IS1", 20, 1, 576),
-            ("IS2", 20, 25, 576),
-            ("IS3", 50, 1, 64),
-            ("IS4", 10, 64, 500),
+        fn runs(&self, part: u32) -> bool {
+            self.parts.contains(&part)
+        }
+    }
+
+    fn tflops(size: usize, secs: f64) -> f64 {
+        2.0 * (size as f64).powi(3) / secs / 1e12
+    }
+
+    /// Compile CPU seconds (records' `prepare_s`) and measuring seconds (`run_s`) of a run.
+    fn sums(r: &TuningResult<Duration>) -> (f64, f64) {
+        let compile = r.records.iter().map(|x| x.prepare_s).sum();
+        let measure = r.records.iter().map(|x| x.run_s).sum();
+        (compile, measure)
+    }
+
+    /// The valid records of a run, fastest first.
+    fn fastest(r: &TuningResult<Duration>) -> Vec<&Record> {
+        let mut ok: Vec<&Record> = r.records.iter().filter(|x| x.is_ok()).collect();
+        ok.sort_by(|x, y| {
+            let c = |r: &Record| r.cost.unwrap_or(f64::INFINITY);
+            c(x).total_cmp(&c(y))
+        });
+        ok
+    }
+
+    /// What one tuning run took.
+    struct Run {
+        evaluations: u64,
+        valid: u64,
+        wall: f64,
+        compile: f64,
+        not_hidden: f64,
+        measure: f64,
+        best: f64,
+        failures: std::collections::BTreeMap<String, u64>,
+    }
+
+    impl Run {
+        fn of(r: &TuningResult<Duration>) -> Run {
+            let (compile, measure) = sums(r);
+            Run {
+                evaluations: r.evaluations,
+                valid: r.valid,
+                wall: r.elapsed.as_secs_f64().max(1e-9),
+                compile,
+                not_hidden: r.waiting_for_preparation.as_secs_f64(),
+                measure,
+                best: r.best.scalar,
+                failures: r.failures.clone(),
+            }
+        }
+
+        fn rate(&self) -> f64 {
+            self.evaluations as f64 / self.wall
+        }
+
+        fn not_hidden_share(&self) -> f64 {
+            100.0 * self.not_hidden / self.wall
+        }
+    }
+
+    struct SgemmRow {
+        size: usize,
+        cublas: f64,
+        run: Run,
+        best: String,
+    }
+
+    /// cuBLAS SGEMM at `size`^3 on the SGEMM case's inputs: seconds and the product.
+    fn cublas_at(cuda: &Cuda, size: usize) -> Result<(f64, Vec<f32>)> {
+        let (a, b) = cc::sgemm_inputs(size, size, size);
+        let (t, c) = cc::cublas_sgemm(cuda, size, size, size, &a, &b, 1, 20)?;
+        println!(
+            "[{size}^3] cuBLAS SGEMM {:.3} ms = {:.1} TFLOP/s",
+            t * 1e3,
+            tflops(size, t)
+        );
+        Ok((t, c))
+    }
+
+    /// Parts 1 and 2: SGEMM at `size`^3 tuned from the classic configuration and `carry`;
+    /// returns the row and the six best configurations.
+    fn sgemm(
+        cuda: &Arc<Cuda>,
+        size: usize,
+        (cublas, product): (f64, Vec<f32>),
+        budget: Budget,
+        carry: &[Named<Value>],
+    ) -> Result<(SgemmRow, Vec<Named<Value>>)> {
+        let case = cc::sgemm(size, size, size, SgemmCheck::Given(product))?;
+        println!(
+            "[{size}^3] SGEMM space: {} valid configurations",
+            case.space.len()
+        );
+        let mut start: Vec<Config> = cc::sgemm_classic(&case.space).into_iter().collect();
+        start.extend(carry.iter().filter_map(|c| c.config(&case.space).ok()));
+        let options = Options {
+            start,
+            ..Options::new(7)
+        };
+        let (_, r) = common::tune_case(cuda.clone(), case, budget, options)?;
+        let run = Run::of(&r);
+        println!(
+            "[{size}^3] tuned {:.3} ms = {:.1} TFLOP/s = {:.1}% of cuBLAS ({:.3} ms)",
+            run.best * 1e3,
+            tflops(size, run.best),
+            100.0 * cublas / run.best,
+            cublas * 1e3
+        );
+        let ok = fastest(&r);
+        for x in ok.iter().take(6) {
+            let t = x.cost.unwrap_or(f64::NAN);
+            println!(
+                "    {:.3} ms {:.1} TFLOP/s  {}",
+                t * 1e3,
+                tflops(size, t),
+                x.config
+            );
+        }
+        let top = ok.iter().take(6).map(|x| x.config.clone()).collect();
+        let row = SgemmRow {
+            size,
+            cublas,
+            best: r.space.describe(&r.best.config),
+            run,
+        };
+        Ok((row, top))
+    }
+
+    /// Part 3: the same `n` random SGEMM configurations, compiled serially (batch 1) and then
+    /// in parallel (batch `n`), each with a fresh evaluator.
+    fn pipeline(cuda: &Arc<Cuda>, product: &[f32], n: u64) -> Result<Vec<(String, Run)>> {
+        // Load NVRTC and its builtins once, untimed, with a kernel unrelated to SGEMM.
+        let _ = tune::cuda::compile(
+            "extern \"C\" __global__ void nop() {}",
+            "nop.cu",
+            cuda.arch(),
+            &[],
+            &[],
+        );
+        let mut rows = Vec::new();
+        for batch in [1, n as usize] {
+            // NVRTC caches compilations within a process: an empty kernel beside SGEMM,
+            // different in each mode, keeps the second mode from reusing the first's.
+            let extra = format!("\nextern \"C\" __global__ void tune_bench_mode_{batch}() {{}}\n");
+            let product = SgemmCheck::Given(product.to_vec());
+            let case = cc::sgemm_with_source(4096, 4096, 4096, product, &extra)?;
+            let options = Options {
+                batch: Some(batch),
+                technique: Some(TechniqueKind::Random),
+                record: false,
+                ..Options::new(99)
+            };
+            let budget = Budget {
+                evaluations: n,
+                seconds: 300.0,
+            };
+            let (_, r) = common::tune_case(cuda.clone(), case, budget, options)?;
+            let mode = if batch == 1 {
+                "serial compile (batch 1)".to_string()
+            } else {
+                format!("parallel pipeline (batch {batch})")
+            };
+            let run = Run::of(&r);
+            println!(
+                "[pipeline] {mode}: {} evaluated in {:.1} s = {:.2}/s; compile {:.1} s CPU, {:.1} s not hidden ({:.0}%); measuring {:.1} s",
+                run.evaluations,
+                run.wall,
+                run.rate(),
+                run.compile,
+                run.not_hidden,
+                run.not_hidden_share(),
+                run.measure
+            );
+            rows.push((mode, run));
+        }
+        Ok(rows)
+    }
+
+    /// Part 4: XgemmDirect at IS1-IS4 against cuBLAS.
+    fn xgemm(cuda: &Arc<Cuda>, budget: Budget) -> Result<((f64, f64), Vec<GemmVsCublas>)> {
+        let floor = cc::launch_floor(cuda)?;
+        println!(
+            "launch floor (an empty kernel): {:.2} us launched alone, {:.2} us per launch back to back",
+            floor.0 * 1e6,
+            floor.1 * 1e6
+        );
+        let mut rows = Vec::new();
+        // (M, N, K): IS1 20x1*1x576, IS2 20x25*25x576, IS3 50x1*1x64, IS4 10x64*64x500.
+        for (i, (label, shape)) in [
+            ("IS1", (20, 576, 1)),
+            ("IS2", (20, 576, 25)),
+            ("IS3", (50, 64, 1)),
+            ("IS4", (10, 500, 64)),
         ]
         .into_iter()
         .enumerate()
         {
-            let a = common::random_f32(m * k, 5);
-            let b = common::random_f32(k * n, 6);
-            let (t_cublas, _) = common::cublas_sgemm(&cuda, m, n, k, &a, &b, 50)?;
-            let spec = common::xgemm_direct_spec(m, n, k, 5);
-            let eval = KernelEvaluator::new(cuda.clone(), &xspace, spec)?;
-            let mut search = Search::new(3 + seed as u64, if quick { 30 } else { 120 }, Vec::new());
-            let budget = if quick { 40 } else { 200 };
-            let st = common::tune_loop(&eval, &xspace, &mut search, budget, 32, true);
-            let tuned = st.best.as_ref().map_or(f64::NAN, |(_, t)| *t);
-            println!(
-                "[{label} {m}x{k}*{k}x{n}] cuBLAS {:.2} us, tuned {:.2} us ({:.2}x), {} evaluated / {} valid in {:.1} s; best {}; failures {:?}",
-                t_cublas * 1e6, tuned * 1e6, t_cublas / tuned, st.evaluated, st.valid, st.wall.as_secs_f64(),
-                describe(&xspace, &st), st.failures
-            );
-            xrows.push((label, m, k, n, t_cublas, tuned, describe(&xspace, &st), st));
+            let options = Options::new(3 + i as u64);
+            match cc::xgemm_direct_vs_cublas(cuda, label, shape, budget, options) {
+                Ok(r) => rows.push(r),
+                Err(e @ Error::NoValidConfiguration { .. }) => println!("{label}: {e}"),
+                Err(e) => return Err(e),
+            }
+            println!();
         }
+        Ok((floor, rows))
+    }
 
-        // --- 5: Kernel Tuner's throughput case -----------------------------------------
-        let kspace = common::kt_matmul_space()?;
-        let kt_n = 2048;
-        let eval = KernelEvaluator::new(cuda.clone(), &kspace, common::kt_matmul_spec(kt_n))?;
-        let mut search = Search::new(1, usize::MAX, Vec::new());
-        let kt = common::tune_loop(&eval, &kspace, &mut search, 100, 16, true);
-        let kt_best = kt.best.as_ref().map_or(f64::NAN, |(_, t)| *t);
-        println!(
-            "[KT matmul n=2048] {} valid configs in space; {} evaluated in {:.2} s = {:.1} evals/s; compile {:.2} s CPU, {:.2} s exposed; best {:.3} ms",
-            kspace.len(), kt.evaluated, kt.wall.as_secs_f64(), kt.evaluated as f64 / kt.wall.as_secs_f64(),
-            kt.compile_cpu.as_secs_f64(), kt.compile_wait.as_secs_f64(), kt_best * 1e3
-        );
+    /// Part 5: Kernel Tuner's throughput case, 100 random evaluations, every one in full.
+    fn kt(cuda: &Arc<Cuda>, budget: Budget) -> Result<Run> {
+        let options = Options {
+            technique: Some(TechniqueKind::Random),
+            record: false,
+            // Kernel Tuner runs each configuration's 7 iterations: so does this.
+            slower_than_best: Some(f64::INFINITY),
+            ..Options::new(1)
+        };
+        let (_, r) = common::tune_case(cuda.clone(), cc::kt_matmul(2048)?, budget, options)?;
+        Ok(Run::of(&r))
+    }
 
-        // --- Report ----------------------------------------------------------------------
-        writeln!(report, "\n| size | cuBLAS SGEMM | tuned SGEMM | ratio | evaluated / valid | tuning wall | evals/s | compile CPU | compile exposed |").ok();
-        writeln!(report, "|---|---|---|---|---|---|---|---|---|").ok();
-        for r in &rows {
-            let s = r.size;
-            writeln!(
-                report,
-                "| {s}^3 | {:.3} ms ({:.1} TFLOP/s) | {:.3} ms ({:.1} TFLOP/s) | **{:.1}%** | {} / {} | {:.1} s | {:.2} | {:.1} s | {:.1} s ({:.0}%) |",
-                r.cublas * 1e3, tflops(s, s, s, r.cublas), r.tuned * 1e3, tflops(s, s, s, r.tuned),
-                100.0 * r.cublas / r.tuned, r.stats.evaluated, r.stats.valid, r.stats.wall.as_secs_f64(),
-                r.stats.evaluated as f64 / r.stats.wall.as_secs_f64(), r.stats.compile_cpu.as_secs_f64(),
-                r.stats.compile_wait.as_secs_f64(), 100.0 * r.stats.compile_wait.as_secs_f64() / r.stats.wall.as_secs_f64()
-            ).ok();
-        }
-        for r in &rows {
-            writeln!(report, "\nbest at {}^3: `{}`", r.size, r.best).ok();
-        }
-        writeln!(report, "\n| mode (SGEMM 4096^3, same configurations) | evaluated | wall | evals/s | compile CPU | compile exposed (share of wall) | measuring |").ok();
-        writeln!(report, "|---|---|---|---|---|---|---|").ok();
-        report.push_str(&pipeline_cmp);
+    pub fn run() -> Result<()> {
+        let plan = Plan::from_env();
+        let out_dir = std::env::args().nth(1);
+        let cuda = Arc::new(cc::open()?);
+        let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+        let mut report = String::new();
         writeln!(
             report,
-            "\n| shape | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | wall | best |"
+            "device: {}; NVRTC {:?}; arch {}; {threads} cores; {} run; parts {:?}",
+            tune::backend::Backend::device(cuda.as_ref()).describe(),
+            tune::cuda::nvrtc_version(),
+            cuda.arch().option(),
+            if plan.quick { "quick" } else { "full" },
+            plan.parts
         )
         .ok();
-        writeln!(report, "|---|---|---|---|---|---|---|").ok();
-        for (label, m, k, n, tc, tt, best, st) in &xrows {
-            writeln!(
-                report,
-                "| {label} {m}x{k}*{k}x{n} | {:.2} us | {:.2} us | {:.2}x | {} / {} | {:.1} s | `{best}` |",
-                tc * 1e6, tt * 1e6, tc / tt, st.evaluated, st.valid, st.wall.as_secs_f64()
-            ).ok();
+        println!("{}", report.trim_end());
+        let t0 = std::time::Instant::now();
+
+        // cuBLAS at 4096^3: the baseline of part 1 and the reference product of parts 1, 3.
+        let mut at_4096 = None;
+        if plan.runs(1) || plan.runs(3) {
+            at_4096 = Some(cublas_at(&cuda, 4096)?);
         }
-        writeln!(report, "\n| Kernel Tuner case (matmul.cu, n=2048, 100 random evaluations x 7 iterations) | evaluations/s | wall | compile CPU | compile exposed | best kernel time |").ok();
-        writeln!(report, "|---|---|---|---|---|---|").ok();
+
+        // --- 3 first: compile share without and with the pipeline ----------------------
+        let mut modes = Vec::new();
+        if let (true, Some((_, product))) = (plan.runs(3), &at_4096) {
+            modes = pipeline(&cuda, product, plan.pipeline)?;
+        }
+
+        // --- 1, 2: SGEMM against cuBLAS ----------------------------------------------------
+        let mut rows = Vec::new();
+        let mut carry = Vec::new();
+        for &(part, size, budget) in &plan.sgemm {
+            if !plan.runs(part) {
+                continue;
+            }
+            let baseline = match at_4096.take() {
+                Some(b) if size == 4096 => b,
+                _ => cublas_at(&cuda, size)?,
+            };
+            let (row, top) = sgemm(&cuda, size, baseline, budget, &carry)?;
+            rows.push(row);
+            carry = top;
+            println!();
+        }
+
+        // --- 4: XgemmDirect at ATF's deep-learning sizes ---------------------------------
+        let (floor, xrows) = if plan.runs(4) {
+            xgemm(&cuda, plan.xgemm)?
+        } else {
+            ((0.0, 0.0), Vec::new())
+        };
+
+        // --- 5: Kernel Tuner's throughput case -------------------------------------------
+        let kt = if plan.runs(5) {
+            Some(kt(&cuda, plan.kt)?)
+        } else {
+            None
+        };
+
+        // --- Report ------------------------------------------------------------------------
         writeln!(
             report,
-            "| tune (parallel compile pipeline) | {:.1} | {:.1} s | {:.2} s | {:.2} s | {:.3} ms |",
-            kt.evaluated as f64 / kt.wall.as_secs_f64(),
-            kt.wall.as_secs_f64(),
-            kt.compile_cpu.as_secs_f64(),
-            kt.compile_wait.as_secs_f64(),
-            kt_best * 1e3
+            "bench wall time: {:.0} s",
+            t0.elapsed().as_secs_f64()
         )
         .ok();
+        if !rows.is_empty() {
+            writeln!(report, "\n### SGEMM against cuBLAS (1, 2)\n").ok();
+            writeln!(report, "| size | cuBLAS SGEMM | tuned SGEMM | of cuBLAS | evaluated / valid | tuning wall | evals/s | compile CPU | compile not hidden | failures |").ok();
+            writeln!(report, "|---|---|---|---|---|---|---|---|---|---|").ok();
+            for r in &rows {
+                let (s, x) = (r.size, &r.run);
+                writeln!(
+                    report,
+                    "| {s}^3 | {:.3} ms ({:.1} TFLOP/s) | {:.3} ms ({:.1} TFLOP/s) | **{:.1}%** | {} / {} | {:.1} s | {:.2} | {:.1} s | {:.1} s ({:.0}%) | {:?} |",
+                    r.cublas * 1e3,
+                    tflops(s, r.cublas),
+                    x.best * 1e3,
+                    tflops(s, x.best),
+                    100.0 * r.cublas / x.best,
+                    x.evaluations,
+                    x.valid,
+                    x.wall,
+                    x.rate(),
+                    x.compile,
+                    x.not_hidden,
+                    x.not_hidden_share(),
+                    x.failures
+                )
+                .ok();
+            }
+            for r in &rows {
+                writeln!(report, "\nbest at {}^3: `{}`", r.size, r.best).ok();
+            }
+        }
+        if !modes.is_empty() {
+            writeln!(
+                report,
+                "\n### Compile share without and with the pipeline (3)\n"
+            )
+            .ok();
+            writeln!(
+                report,
+                "| mode (SGEMM 4096^3, the same {} random configurations) | evaluated | wall | evals/s | compile CPU (sum of prepare_s) | compile not hidden (share of wall) | measuring (sum of run_s) |",
+                plan.pipeline
+            )
+            .ok();
+            writeln!(report, "|---|---|---|---|---|---|---|").ok();
+            for (mode, x) in &modes {
+                writeln!(
+                    report,
+                    "| {mode} | {} | {:.1} s | {:.2} | {:.1} s | {:.1} s ({:.0}%) | {:.1} s |",
+                    x.evaluations,
+                    x.wall,
+                    x.rate(),
+                    x.compile,
+                    x.not_hidden,
+                    x.not_hidden_share(),
+                    x.measure
+                )
+                .ok();
+            }
+            writeln!(report, "\nNVRTC caches compilations within a process: the serial mode runs first, after one untimed compilation of an empty kernel, and each mode adds its own empty kernel to the source, so both compile every configuration from scratch.").ok();
+        }
+        if !xrows.is_empty() {
+            writeln!(report, "\n### XgemmDirect against cuBLAS (4)\n").ok();
+            writeln!(report, "| shape | launches per sample (both) | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | wall | best |").ok();
+            writeln!(report, "|---|---|---|---|---|---|---|---|").ok();
+            for r in &xrows {
+                writeln!(
+                    report,
+                    "| {} {} | {} | {:.2} us | {:.2} us | {:.2}x | {} / {} | {:.1} s | `{}` |",
+                    r.label,
+                    r.shape(),
+                    r.launches,
+                    r.cublas * 1e6,
+                    r.tuned * 1e6,
+                    r.speedup(),
+                    r.evaluations,
+                    r.valid,
+                    r.wall,
+                    r.best
+                )
+                .ok();
+            }
+            writeln!(
+                report,
+                "\nLaunch floor (an empty kernel): {:.2} us launched alone, {:.2} us per launch back to back.",
+                floor.0 * 1e6,
+                floor.1 * 1e6
+            )
+            .ok();
+        }
+        if let Some(x) = &kt {
+            writeln!(report, "\n### Kernel Tuner's throughput case (5)\n").ok();
+            writeln!(report, "| kt_matmul.cu, n = 2048, random search, 7 iterations each, no validation | evaluated | evaluations/s | wall | compile CPU | compile not hidden | best kernel time |").ok();
+            writeln!(report, "|---|---|---|---|---|---|---|").ok();
+            writeln!(
+                report,
+                "| tune (parallel compile pipeline, batch {threads}) | {} | {:.1} | {:.1} s | {:.1} s | {:.2} s | {:.3} ms |",
+                x.evaluations,
+                x.rate(),
+                x.wall,
+                x.compile,
+                x.not_hidden,
+                x.best * 1e3
+            )
+            .ok();
+        }
         println!("\n{report}");
         if let Some(dir) = out_dir {
-            std::fs::write(format!("{dir}/cuda_bench.md"), &report).map_err(|e| Error::Io {
-                path: dir.clone(),
+            let path = std::path::Path::new(&dir).join("cuda_bench.md");
+            std::fs::write(&path, &report).map_err(|e| Error::Io {
+                path: path.display().to_string(),
                 source: e,
             })?;
+            println!("report written to {}", path.display());
         }
-        let _ = Instant::now();
         Ok(())
     }
 }

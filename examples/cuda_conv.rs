@@ -1,77 +1,83 @@
-//! CLTune's 2D convolution on CUDA: 8192 x 4096 image, 3x3, 7x7 and 11x11 filters; the best
-//! configuration of each size, its bandwidth, and (CLTune's Table III) what the best
-//! configuration of one filter size achieves on the others.
-//! `cargo run --release --features cuda --example cuda_conv [BUDGET]`
-
-#[cfg(feature = "cuda")]
-#[path = "common/cuda.rs"]
+//! CLTune's 2D convolution on CUDA (kernels/conv.cu): an 8192 x 4096 image with 3x3, 7x7 and
+//! 11x11 filters, each tuned with `tune::Tuner`; the best configuration of each size and its
+//! bandwidth, then (CLTune's Table III) what the best configuration of one filter size
+//! achieves on the others.
+//!
+//! `cargo run --release --features cuda --example cuda_conv [EVALUATIONS]`
+//! (`TUNE_EVALS`, `TUNE_SECONDS`, `TUNE_TECHNIQUE`: see examples/common/mod.rs;
+//! `TUNE_CUDA_DEVICE` picks the GPU.)
 mod common;
 
 #[cfg(feature = "cuda")]
-fn main() -> tune::Result<()> {
+fn main() {
+    common::cuda::main_or_skip("cuda_conv", run)
+}
+
+/// Filter size, best configuration's values, its time.
+#[cfg(feature = "cuda")]
+type Best = (usize, Vec<(String, tune::Value)>, f64);
+
+#[cfg(feature = "cuda")]
+fn run() -> tune::Result<()> {
     use std::sync::Arc;
     use tune::backend::KernelEvaluator;
     use tune::cuda::Cuda;
     use tune::Evaluator;
 
-    let budget: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(120);
-    let cuda = match Cuda::open(0) {
-        Ok(c) => Arc::new(c),
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(());
-        }
-    };
-    let (w, h) = (8192usize, 4096usize);
-    let mut best = Vec::new();
-    let mut evals = Vec::new();
-    for fs in [3usize, 7, 11] {
-        let space = common::conv_space(w as u32, h as u32, fs as u32)?;
-        let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, common::conv_spec(w, h, fs))?;
-        let mut search = common::Search::new(fs as u64, budget / 2, Vec::new());
-        let st = common::tune_loop(&eval, &space, &mut search, budget, 16, true);
-        let (c, t) = st
-            .best
-            .clone()
-            .ok_or_else(|| tune::Error::KernelSpec("no valid configuration".into()))?;
-        let gbs = 8.0 * (w * h) as f64 / t / 1e9;
-        println!(
-            "{fs}x{fs}: {} valid configs; {} evaluated / {} valid in {:.1} s; best {:.1} us = {gbs:.0} GB/s: {}; failures {:?}",
-            space.len(), st.evaluated, st.valid, st.wall.as_secs_f64(), t * 1e6, space.describe(&c), st.failures
-        );
-        best.push((
-            fs,
-            space
-                .values(&c)
-                .into_iter()
-                .map(|(n, v)| (n.to_string(), v))
-                .collect::<Vec<_>>(),
-            t,
-        ));
-        evals.push((fs, space, eval));
+    let mut budget = common::Budget::from_env(120, 90.0);
+    if let Some(n) = std::env::args().nth(1).and_then(|s| s.parse().ok()) {
+        budget.evaluations = n;
     }
-    println!("\nbest of row's filter size, run on column's filter size (% of that size's best):");
+    let cuda = Arc::new(common::cuda::open()?);
+    let (w, h) = (8192usize, 4096usize);
+    let sizes = [3usize, 7, 11];
+    let mut best: Vec<Best> = Vec::new();
+    for fs in sizes {
+        let (info, r) = common::tune_case(
+            cuda.clone(),
+            common::cuda::conv(w, h, fs)?,
+            budget,
+            common::Options::new(fs as u64),
+        )?;
+        let values = info
+            .space
+            .values(&r.best.config)
+            .into_iter()
+            .map(|(n, v)| (n.to_string(), v))
+            .collect();
+        best.push((fs, values, r.best.scalar));
+        println!();
+    }
+    // Table III: row = tuned for, column = run with; each entry is the column's own best
+    // time divided by the row's configuration's time (measured again here).
+    println!("best of the row's filter size, run with the column's (% of that size's best):");
     println!("| tuned for | 3x3 | 7x7 | 11x11 |\n|---|---|---|---|");
-    for (fs, vals, _) in &best {
-        let mut row = format!("| {fs}x{fs} |");
-        for (fs2, space, eval) in &evals {
-            let own = best.iter().find(|b| b.0 == *fs2).map_or(f64::NAN, |b| b.2);
-            let cell =
-                match space.config_from_values(vals.iter().map(|(n, v)| (n.as_str(), v.clone()))) {
-                    Ok(c) => match eval
-                        .prepare(space, &c)
-                        .and_then(|p| eval.measure(space, &c, p))
-                    {
-                        Ok(m) => format!(" {:.0}% |", 100.0 * own / m.cost.as_secs_f64()),
-                        Err(f) => format!(" {} |", f.kind()),
-                    },
-                    Err(_) => " not valid |".into(),
-                };
+    let mut rows: Vec<String> = best
+        .iter()
+        .map(|(fs, _, _)| format!("| {fs}x{fs} |"))
+        .collect();
+    for fs2 in sizes {
+        let (info, spec) = common::cuda::conv(w, h, fs2)?.split();
+        let space = info.space;
+        let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, spec)?;
+        let own = best.iter().find(|b| b.0 == fs2).map_or(f64::NAN, |b| b.2);
+        for ((_, values, _), row) in best.iter().zip(&mut rows) {
+            let cell = match space
+                .config_from_values(values.iter().map(|(n, v)| (n.as_str(), v.clone())))
+            {
+                Ok(c) => match eval
+                    .prepare(&space, &c)
+                    .and_then(|p| eval.measure(&space, &c, p))
+                {
+                    Ok(m) => format!(" {:.0}% |", 100.0 * own / m.cost.as_secs_f64()),
+                    Err(f) => format!(" {} |", f.kind()),
+                },
+                Err(_) => " not valid |".into(),
+            };
             row.push_str(&cell);
         }
+    }
+    for row in rows {
         println!("{row}");
     }
     Ok(())

@@ -1,64 +1,64 @@
 //! CLBlast's XgemmDirect on CUDA with ATF's ranges, at ATF's deep-learning sizes IS1-IS4
-//! and 1024^3; prints the best configuration, its time and GFLOP/s, and cuBLAS SGEMM on the
-//! same shape timed the same way.
-//! `cargo run --release --features cuda --example cuda_xgemm_direct [BUDGET]`
-
-#[cfg(feature = "cuda")]
-#[path = "common/cuda.rs"]
+//! and 1024^3, tuned with `tune::Tuner`, against cuBLAS SGEMM (TF32 off) on the same inputs
+//! timed the same way: shapes under 1e8 flops over 64 back-to-back launches per sample,
+//! both of them. Per shape: cuBLAS time, tuned time, speed-up, evaluations, best
+//! configuration.
+//!
+//! `cargo run --release --features cuda --example cuda_xgemm_direct [EVALUATIONS]`
+//! (`TUNE_EVALS`, `TUNE_SECONDS`, `TUNE_TECHNIQUE`: see examples/common/mod.rs;
+//! `TUNE_CUDA_DEVICE` picks the GPU.)
 mod common;
 
 #[cfg(feature = "cuda")]
-fn main() -> tune::Result<()> {
-    use std::sync::Arc;
-    use tune::backend::KernelEvaluator;
-    use tune::cuda::Cuda;
-
-    let budget: usize = std::env::args()
-        .nth(1)
-        .and_then(|s| s.parse().ok())
-        .unwrap_or(200);
-    let cuda = match Cuda::open(0) {
-        Ok(c) => Arc::new(c),
-        Err(e) => {
-            eprintln!("{e}");
-            return Ok(());
+fn main() {
+    common::cuda::main_or_skip("cuda_xgemm_direct", || {
+        let mut budget = common::Budget::from_env(200, 30.0);
+        if let Some(n) = std::env::args().nth(1).and_then(|s| s.parse().ok()) {
+            budget.evaluations = n;
         }
-    };
-    let space = common::xgemm_direct_space()?;
-    println!("XgemmDirect: {} valid configurations", space.len());
-    for (label, m, k, n) in [
-        ("IS1", 20, 1, 576),
-        ("IS2", 20, 25, 576),
-        ("IS3", 50, 1, 64),
-        ("IS4", 10, 64, 500),
-        ("1024", 1024, 1024, 1024),
-    ] {
-        let a = common::random_f32(m * k, 5);
-        let b = common::random_f32(k * n, 6);
-        let (t_cublas, _) = common::cublas_sgemm(&cuda, m, n, k, &a, &b, 50)?;
-        let eval = KernelEvaluator::<Cuda>::new(
-            cuda.clone(),
-            &space,
-            common::xgemm_direct_spec(m, n, k, 5),
-        )?;
-        let mut search = common::Search::new(3, budget / 3, Vec::new());
-        let st = common::tune_loop(&eval, &space, &mut search, budget, 32, true);
-        match &st.best {
-            Some((c, t)) => println!(
-                "{label} ({m}x{k} * {k}x{n}): {:.2} us, {:.1} GFLOP/s, cuBLAS {:.2} us ({:.2}x); {} evaluated / {} valid in {:.1} s; {}",
-                t * 1e6,
-                2.0 * (m * n * k) as f64 / t / 1e9,
-                t_cublas * 1e6,
-                t_cublas / t,
-                st.evaluated,
-                st.valid,
-                st.wall.as_secs_f64(),
-                space.describe(c)
-            ),
-            None => println!("{label}: no valid configuration; failures {:?}", st.first_failure),
+        let cuda = std::sync::Arc::new(common::cuda::open()?);
+        let (single, back_to_back) = common::cuda::launch_floor(&cuda)?;
+        println!(
+            "launch floor (an empty kernel): {:.2} us launched alone, {:.2} us per launch back to back",
+            single * 1e6,
+            back_to_back * 1e6
+        );
+        let mut rows = Vec::new();
+        // (M, N, K): IS1 20x1*1x576, IS2 20x25*25x576, IS3 50x1*1x64, IS4 10x64*64x500.
+        for (label, shape) in [
+            ("IS1", (20, 576, 1)),
+            ("IS2", (20, 576, 25)),
+            ("IS3", (50, 64, 1)),
+            ("IS4", (10, 500, 64)),
+            ("1024", (1024, 1024, 1024)),
+        ] {
+            let options = common::Options::new(3);
+            match common::cuda::xgemm_direct_vs_cublas(&cuda, label, shape, budget, options) {
+                Ok(r) => rows.push(r),
+                // Reported; the other shapes still run.
+                Err(e @ tune::Error::NoValidConfiguration { .. }) => println!("{label}: {e}"),
+                Err(e) => return Err(e),
+            }
+            println!();
         }
-    }
-    Ok(())
+        println!("| shape | launches per sample | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | best |");
+        println!("|---|---|---|---|---|---|---|");
+        for r in &rows {
+            println!(
+                "| {} {} | {} | {:.2} us | {:.2} us | {:.2}x | {} / {} | `{}` |",
+                r.label,
+                r.shape(),
+                r.launches,
+                r.cublas * 1e6,
+                r.tuned * 1e6,
+                r.speedup(),
+                r.evaluations,
+                r.valid,
+                r.best
+            );
+        }
+        Ok(())
+    })
 }
 
 #[cfg(not(feature = "cuda"))]

@@ -30,12 +30,16 @@ fn main() -> tune::Result<()> {
     let budget = common::Budget::from_env(250, 90.0);
     let mut bests: Vec<Best> = Vec::new();
     for &fs in &sizes {
-        let (info, r) = common::tune_case(
-            cl.clone(),
-            common::cases::conv(w, h, fs)?,
-            budget,
-            common::Options::new(1),
-        )?;
+        // Each search starts from the best configurations of the filter sizes before it.
+        let case = common::cases::conv(w, h, fs)?;
+        let options = common::Options {
+            start: bests
+                .iter()
+                .filter_map(|(_, vals, _)| map_to(&case.space, vals, fs))
+                .collect(),
+            ..common::Options::new(1)
+        };
+        let (info, r) = common::tune_case(cl.clone(), case, budget, options)?;
         let vals = info
             .space
             .values(&r.best.config)
@@ -88,15 +92,7 @@ fn time_with(
     vals: &[(String, Value)],
 ) -> tune::Result<Option<f64>> {
     let (info, spec): (_, KernelSpec) = common::cases::conv(w, h, fs)?.split();
-    let mapped = vals.iter().map(|(k, v)| {
-        let v = match (k.as_str(), v) {
-            ("UNROLL_FACTOR", Value::Int(u)) if *u > 1 => Value::Int(fs as i64),
-            ("UNROLL_FACTOR", Value::UInt(u)) if *u > 1 => Value::UInt(fs as u64),
-            _ => v.clone(),
-        };
-        (k.as_str(), v)
-    });
-    let Ok(c): tune::Result<Config> = info.space.config_from_values(mapped) else {
+    let Some(c) = map_to(&info.space, vals, fs) else {
         return Ok(None);
     };
     let ev = KernelEvaluator::<OpenCl>::new(cl.clone(), &info.space, spec.repetitions(5))?;
@@ -105,4 +101,18 @@ fn time_with(
         .and_then(|p| ev.measure(&info.space, &c, p))
         .ok()
         .map(|m| m.cost.as_secs_f64()))
+}
+
+/// The configuration with values `vals` (tuned for another filter size) in the space of
+/// filter size `fs`: a full unroll unrolls the new filter; `None` if it is not valid there.
+fn map_to(space: &tune::Space, vals: &[(String, Value)], fs: usize) -> Option<Config> {
+    let mapped = vals.iter().map(|(k, v)| {
+        let v = match (k.as_str(), v) {
+            ("UNROLL_FACTOR", Value::Int(u)) if *u > 1 => Value::Int(fs as i64),
+            ("UNROLL_FACTOR", Value::UInt(u)) if *u > 1 => Value::UInt(fs as u64),
+            _ => v.clone(),
+        };
+        (k.as_str(), v)
+    });
+    space.config_from_values(mapped).ok()
 }

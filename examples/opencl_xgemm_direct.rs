@@ -36,6 +36,15 @@ fn main() -> tune::Result<()> {
         ];
     }
     let cl = Arc::new(common::opencl_device()?);
+    let (single, back_to_back) = common::launch_floor(
+        cl.clone(),
+        "__kernel void nop(__global float* x) { if (x[0] == 1.0f) x[0] = 0.0f; }",
+    )?;
+    println!(
+        "launch floor (an empty kernel): {:.2} us launched alone, {:.2} us per launch back to back",
+        single * 1e6,
+        back_to_back * 1e6
+    );
     let budget = common::Budget::from_env(300, 60.0);
     for (m, n, k) in sizes {
         let check = if m * n * k > 1 << 27 {

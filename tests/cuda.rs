@@ -4,14 +4,18 @@
 #![cfg(feature = "cuda")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../examples/common/cuda.rs"]
+#[path = "../examples/common/mod.rs"]
 mod common;
 
 use std::sync::Arc;
+use std::time::Duration;
 
+use common::cuda as cc;
+use tune::abort::Evaluations;
 use tune::backend::{BufferArg, HostData, KernelEvaluator, KernelSpec, Tolerance};
 use tune::cuda::Cuda;
-use tune::{Error, Evaluator, Failure, Param, Space, SpaceBuilder};
+use tune::search::Random;
+use tune::{Error, Evaluator, Failure, Param, Space, SpaceBuilder, Tuner, TuningResult};
 
 /// The backend, or `None` (test skipped) when CUDA is missing and not required.
 fn gpu() -> Option<Arc<Cuda>> {
@@ -48,7 +52,7 @@ fn missing_cuda_is_backend_unavailable() {
 
 #[test]
 fn spaces_of_the_case_studies() {
-    let s = common::sgemm_space(4096, 4096, 4096).unwrap();
+    let s = cc::sgemm_space(4096, 4096, 4096).unwrap();
     assert!(s.len() > 1000, "{}", s.len());
     for c in s.iter().take(3000) {
         let g = |n: &str| c.get::<u32>(s.slot(n).unwrap());
@@ -56,12 +60,45 @@ fn spaces_of_the_case_studies() {
         assert!((64..=1024).contains(&nt));
         assert_eq!((g("BM") * g("BK")) % (g("VA") * nt), 0);
         assert_eq!((g("BN") * g("BK")) % (g("VB") * nt), 0);
-        assert!(common::sgemm_smem(&c) <= 227 * 1024);
+        assert!(cc::sgemm_smem(&c) <= 227 * 1024);
     }
-    let x = common::xgemm_direct_space().unwrap();
+    assert!(cc::sgemm_classic(&s).is_some());
+    let x = cc::xgemm_direct_space().unwrap();
     assert!(x.len() > 1000, "{}", x.len());
     // 4 x 5 x 4 x 4 x 4 = 1280, less (16, 1) and (128, 16) of the block sizes.
-    assert_eq!(common::kt_matmul_space().unwrap().len(), 1280 - 2 * 64);
+    assert_eq!(cc::kt_matmul_space().unwrap().len(), 1280 - 2 * 64);
+    // The cases wrap the same spaces.
+    assert_eq!(
+        cc::sgemm(256, 256, 64, cc::SgemmCheck::Host)
+            .unwrap()
+            .space
+            .len(),
+        cc::sgemm_space(256, 256, 64).unwrap().len()
+    );
+    assert_eq!(cc::xgemm_direct(20, 576, 25).unwrap().space.len(), x.len());
+    assert_eq!(cc::kt_matmul(256).unwrap().space.len(), 1280 - 2 * 64);
+    assert_eq!(
+        cc::conv(256, 128, 3).unwrap().space.len(),
+        cc::conv_space(256, 128, 3).unwrap().len()
+    );
+    // n = 2^12: 13 choices of WPT, then LS among the divisors of n / WPT.
+    assert_eq!(
+        cc::saxpy(1 << 12).unwrap().space.len(),
+        (1..=13).sum::<u128>()
+    );
+}
+
+#[test]
+fn small_gemms_are_timed_back_to_back() {
+    // ATF's IS1-IS4 (M, N, K), then a large size: 64 launches per sample for XgemmDirect and
+    // for cuBLAS alike below 1e8 flops.
+    for (m, n, k) in [(20, 576, 1), (20, 576, 25), (50, 64, 1), (10, 500, 64)] {
+        assert_eq!(cc::back_to_back(m, n, k), 64);
+    }
+    assert_eq!(cc::back_to_back(512, 512, 256), 1);
+    assert_eq!(cc::back_to_back(4096, 4096, 4096), 1);
+    let spec = format!("{:?}", cc::xgemm_direct(20, 576, 25).unwrap().spec);
+    assert!(spec.contains("launches_per_sample: 64"), "{spec}");
 }
 
 fn saxpy_space(n: usize) -> Space {
@@ -74,8 +111,8 @@ fn saxpy_space(n: usize) -> Space {
 
 /// saxpy's arguments and reference, around a given kernel source.
 fn saxpy_like(source: &str, n: usize) -> KernelSpec {
-    let x = common::random_f32(n, 1);
-    let y = common::random_f32(n, 2);
+    let x = cc::random_f32(n, 1);
+    let y = cc::random_f32(n, 2);
     let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.0 * x + y).collect();
     KernelSpec::new(source, "saxpy")
         .global(move |c| [n / c.get::<usize>(0)])
@@ -165,51 +202,106 @@ fn every_failure_kind_is_recorded() {
     ));
 }
 
+/// `n` random configurations of `space` measured by `eval`, 16 compiled at a time.
+fn random_run<E: Evaluator<Cost = Duration>>(
+    space: Space,
+    eval: E,
+    n: u64,
+) -> TuningResult<Duration> {
+    Tuner::new(space, eval)
+        .technique(Random::new())
+        .abort(Evaluations(n))
+        .seed(5)
+        .batch(16)
+        .progress(false)
+        .run()
+        .unwrap()
+}
+
+/// The failure messages of a run, for assertion messages.
+fn failures(r: &TuningResult<Duration>) -> Vec<String> {
+    r.records
+        .iter()
+        .filter(|x| !x.is_ok())
+        .map(|x| {
+            format!(
+                "{} {}: {}",
+                x.status,
+                x.config,
+                x.detail.as_deref().unwrap_or("")
+            )
+        })
+        .collect()
+}
+
 #[test]
 fn sgemm_configurations_are_right_on_the_gpu() {
     let Some(cuda) = gpu() else { return };
     let (m, n, k) = (256usize, 512usize, 128usize);
-    let a = common::random_f32(m * k, 3);
-    let b = common::random_f32(k * n, 4);
-    let mut c = vec![0f32; m * n];
-    for i in 0..m {
-        for j in 0..n {
-            c[i * n + j] = (0..k)
-                .map(|l| f64::from(a[i * k + l]) * f64::from(b[l * n + j]))
-                .sum::<f64>() as f32;
-        }
-    }
-    let space = common::sgemm_space(m as u32, n as u32, k as u32).unwrap();
-    let spec = common::sgemm_spec(m as u32, n as u32, k as u32, a, b, Some(c));
+    let a = cc::random_f32(m * k, 3);
+    let b = cc::random_f32(k * n, 4);
+    let c = cc::sgemm_host(m, n, k, &a, &b);
+    let space = cc::sgemm_space(m as u32, n as u32, k as u32).unwrap();
+    let spec = cc::sgemm_spec(m as u32, n as u32, k as u32, a, b, Some(c));
     let eval = KernelEvaluator::<Cuda>::new(cuda, &space, spec).unwrap();
-    let mut search = common::Search::new(5, usize::MAX, Vec::new());
-    let st = common::tune_loop(&eval, &space, &mut search, 48, 16, true);
+    let r = random_run(space, &eval, 48);
     // Every configuration that compiled and fits must compute the right product.
-    assert_eq!(
-        st.failures.get("wrong_result"),
-        None,
-        "{:?}",
-        st.first_failure
-    );
-    assert_eq!(st.failures.get("launch"), None, "{:?}", st.first_failure);
-    assert!(st.valid >= 24, "{} valid: {:?}", st.valid, st.first_failure);
+    assert_eq!(r.failures.get("wrong_result"), None, "{:?}", failures(&r));
+    assert_eq!(r.failures.get("launch"), None, "{:?}", failures(&r));
+    assert!(r.valid >= 24, "{} valid: {:?}", r.valid, failures(&r));
 }
 
 #[test]
 fn xgemm_direct_is_right_on_the_gpu() {
     let Some(cuda) = gpu() else { return };
-    let space = common::xgemm_direct_space().unwrap();
-    let eval =
-        KernelEvaluator::<Cuda>::new(cuda, &space, common::xgemm_direct_spec(20, 576, 25, 9))
+    // IS2, timed over 64 back-to-back launches per sample.
+    let (info, spec) = cc::xgemm_direct(20, 576, 25).unwrap().split();
+    let eval = KernelEvaluator::<Cuda>::new(cuda, &info.space, spec).unwrap();
+    let r = random_run(info.space.clone(), &eval, 48);
+    assert_eq!(r.failures.get("wrong_result"), None, "{:?}", failures(&r));
+    assert_eq!(r.failures.get("launch"), None, "{:?}", failures(&r));
+    assert!(r.valid >= 24, "{} valid: {:?}", r.valid, failures(&r));
+}
+
+#[test]
+fn sgemm_tune_case_completes_with_no_wrong_results() {
+    let Some(cuda) = gpu() else { return };
+    let case = cc::sgemm(256, 256, 256, cc::SgemmCheck::Host).unwrap();
+    let start = cc::sgemm_classic(&case.space).into_iter().collect();
+    let budget = common::Budget {
+        evaluations: 40,
+        seconds: 120.0,
+    };
+    let options = common::Options {
+        start,
+        progress: false,
+        record: false,
+        ..common::Options::new(11)
+    };
+    let (_, r) = common::tune_case(cuda, case, budget, options).unwrap();
+    assert_eq!(r.evaluations, 40);
+    assert_eq!(r.failures.get("wrong_result"), None, "{:?}", failures(&r));
+    assert_eq!(r.failures.get("launch"), None, "{:?}", failures(&r));
+    assert!(r.valid >= 20, "{} valid: {:?}", r.valid, failures(&r));
+    assert!(r.best.scalar > 0.0);
+}
+
+#[test]
+fn cublas_is_timed_per_call_and_right() {
+    let Some(cuda) = gpu() else { return };
+    let (m, n, k) = (20usize, 576usize, 25usize);
+    let (a, b) = cc::xgemm_direct_inputs(m, n, k);
+    let want = cc::sgemm_host(m, n, k, &a, &b);
+    let (one, c) = cc::cublas_sgemm(&cuda, m, n, k, &a, &b, 1, 20).unwrap();
+    let (per_call, c64) = cc::cublas_sgemm(&cuda, m, n, k, &a, &b, 64, 20).unwrap();
+    for got in [&c, &c64] {
+        Tolerance::Norm(1e-5)
+            .check(&HostData::F32(want.clone()), &HostData::F32(got.clone()))
             .unwrap();
-    let mut search = common::Search::new(5, usize::MAX, Vec::new());
-    let st = common::tune_loop(&eval, &space, &mut search, 48, 16, true);
-    assert_eq!(
-        st.failures.get("wrong_result"),
-        None,
-        "{:?}",
-        st.first_failure
+    }
+    // Back to back, a call costs at most about what it costs alone (less launch latency).
+    assert!(
+        per_call > 0.0 && per_call < one * 2.0,
+        "{per_call} vs {one}"
     );
-    assert_eq!(st.failures.get("launch"), None, "{:?}", st.first_failure);
-    assert!(st.valid >= 24, "{} valid: {:?}", st.valid, st.first_failure);
 }

@@ -1,21 +1,198 @@
-//! Helpers shared by the CUDA examples and the CUDA bench: the SGEMM search space and kernel
-//! spec, a small seeded search (random sampling, then hill climbing around the best), and a
-//! tuning loop that compiles the next batch on all CPU cores while the GPU measures the
-//! current one (until the engine's tuner loop is used here).
-#![allow(dead_code)]
+//! The CUDA case studies as [`Case`]s (saxpy, the 2D convolution, SGEMM, XgemmDirect and
+//! Kernel Tuner's throughput case), cuBLAS SGEMM timed the way tune times a kernel, and what
+//! the CUDA examples share: opening the device, and exiting 0 when there is no CUDA.
+//!
+//! Each case is tuned by [`super::tune_case`] like the OpenCL ones of [`super::cases`].
 
-use std::collections::{BTreeMap, HashSet};
-use std::time::{Duration, Instant};
+use std::sync::Arc;
+use std::time::Duration;
 
-use rand::rngs::SmallRng;
-use rand::seq::SliceRandom;
-use rand::SeedableRng;
-use rayon::prelude::*;
-use tune::backend::{BufferArg, HostData, KernelEvaluator, KernelSpec, Tolerance};
+use tune::backend::{BufferArg, HostData, KernelSpec, Tolerance};
 use tune::cuda::cudarc::cublas::{sys as cublas_sys, CudaBlas, Gemm, GemmConfig};
-use tune::cuda::cudarc::driver::sys::CUevent_flags;
-use tune::cuda::Cuda;
-use tune::{Config, Evaluator, Neighbourhood, Param, Space, SpaceBuilder};
+use tune::cuda::cudarc::driver::sys::{
+    CUevent_flags, CUgraphInstantiate_flags, CUstreamCaptureMode,
+};
+use tune::cuda::cudarc::driver::{DevicePtr, DevicePtrMut};
+use tune::cuda::{Cuda, DeviceSelector};
+use tune::{Config, Param, Space, SpaceBuilder};
+
+use super::{Budget, Case, Options};
+
+/// Runs an example's body. Without CUDA (no driver, no device) it says so and returns, so
+/// the process exits 0 (CI and laptops build and run every example); any other error exits 1.
+pub fn main_or_skip(name: &str, body: impl FnOnce() -> tune::Result<()>) {
+    match body() {
+        Ok(()) => {}
+        Err(e @ tune::Error::BackendUnavailable { .. }) => {
+            eprintln!("{name}: CUDA is unavailable, nothing to run: {e}");
+        }
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// The CUDA device named by `TUNE_CUDA_DEVICE` (an index, or part of a name), or device 0.
+pub fn open() -> tune::Result<Cuda> {
+    let selector: DeviceSelector = match std::env::var("TUNE_CUDA_DEVICE") {
+        Ok(s) => match s.parse::<usize>() {
+            Ok(i) => i.into(),
+            Err(_) => s.as_str().into(),
+        },
+        Err(_) => 0.into(),
+    };
+    Cuda::open(selector)
+}
+
+/// Seeded random `f32` values in [-1, 1).
+pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
+    match BufferArg::random::<f32>(len, seed).data() {
+        HostData::F32(v) => v.clone(),
+        _ => Vec::new(),
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// saxpy
+// ---------------------------------------------------------------------------------------------
+
+/// ATF's saxpy (kernels/saxpy.cu): WPT in [1, n] dividing n, LS in [1, n] dividing n / WPT
+/// (blocks over the device's limit are rejected before compiling); y = 2.5 x + y validated
+/// per element.
+pub fn saxpy(n: usize) -> tune::Result<Case> {
+    let space = SpaceBuilder::new()
+        .param(Param::<usize>::range("WPT", 1..=n).divides(&[], move |_| n))
+        .param(Param::<usize>::range("LS", 1..=n).divides(&[0], move |b| n / b.get::<usize>(0)))
+        .build()?;
+    let x = random_f32(n, 1);
+    let y = random_f32(n, 2);
+    let want: Vec<f32> = x.iter().zip(&y).map(|(x, y)| 2.5 * x + y).collect();
+    let spec = KernelSpec::new(include_str!("../../kernels/saxpy.cu"), "saxpy")
+        .global(move |c| [n / c.get::<usize>(0)])
+        .local(|c| [c.get::<usize>(1)])
+        .scalar(n as i32)
+        .scalar(2.5f32)
+        .buffer(BufferArg::from_vec(x))
+        .buffer(BufferArg::from_vec(y).output())
+        .repetitions(10)
+        .tolerance(Tolerance::PerElement {
+            abs: 1e-6,
+            rel: 1e-6,
+        })
+        .reference(move |_| Ok(vec![HostData::F32(want.clone())]));
+    Ok(Case {
+        name: "cuda_saxpy".into(),
+        input: format!("n={n}"),
+        space,
+        spec,
+        flops: 2.0 * n as f64,
+        bytes: 12.0 * n as f64,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// 2D convolution
+// ---------------------------------------------------------------------------------------------
+
+/// The 2D convolution kernel (kernels/conv.cu).
+pub const CONV_SRC: &str = include_str!("../../kernels/conv.cu");
+
+/// CLTune's convolution space (Table II): block sizes, work per thread, local-memory mode,
+/// vector width, padding, unrolling; tiles divide the `w x h` image, at most 1024 threads,
+/// the staged tile fits 48 KiB of shared memory, and settings that do not apply are fixed
+/// (vector width only with LOCAL = 2, padding only with LOCAL > 0).
+pub fn conv_space(w: u32, h: u32, fs: u32) -> tune::Result<Space> {
+    SpaceBuilder::new()
+        .param(Param::<u32>::values("TBX", [8, 16, 32, 64]))
+        .param(
+            Param::<u32>::values("TBY", [8, 16, 32])
+                .constraint(&[0], |b| b.get::<u32>(0) * b.get::<u32>(1) <= 1024),
+        )
+        .param(
+            Param::<u32>::values("WPTX", [1, 2, 4, 8])
+                .constraint(&[0], move |b| w % (b.get::<u32>(0) * b.get::<u32>(2)) == 0),
+        )
+        .param(
+            Param::<u32>::values("WPTY", [1, 2, 4, 8])
+                .constraint(&[1], move |b| h % (b.get::<u32>(1) * b.get::<u32>(3)) == 0),
+        )
+        .param(
+            Param::<u32>::values("LOCAL", [0, 1, 2]).constraint(&[0, 1, 2, 3], move |b| {
+                let sx = b.get::<u32>(0) * b.get::<u32>(2) + fs - 1 + 1;
+                let sy = b.get::<u32>(1) * b.get::<u32>(3) + fs - 1;
+                b.get::<u32>(4) == 0 || sx * sy * 4 + fs * fs * 4 <= 48 * 1024
+            }),
+        )
+        .param(
+            Param::<u32>::values("VECTOR", [1, 2, 4])
+                .constraint(&[4], |b| b.get::<u32>(4) == 2 || b.get::<u32>(5) == 1),
+        )
+        .param(
+            Param::<u32>::values("PADDING", [0, 1])
+                .constraint(&[4], |b| b.get::<u32>(4) > 0 || b.get::<u32>(6) == 0),
+        )
+        .param(Param::<u32>::values("UNROLL", [1, 0]))
+        .build()
+}
+
+/// The convolution spec for a `w x h` image and an `fs x fs` filter, validated against a
+/// host convolution (in f64, on all cores).
+pub fn conv_spec(w: usize, h: usize, fs: usize) -> KernelSpec {
+    use rayon::prelude::*;
+    let hfs = fs / 2;
+    let pw = w + 2 * hfs;
+    let ph = h + 2 * hfs;
+    let input = random_f32(pw * ph, 21);
+    let coeff = random_f32(fs * fs, 22);
+    let mut want = vec![0f32; w * h];
+    want.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
+            let mut s = 0f64;
+            for fy in 0..fs {
+                for fx in 0..fs {
+                    s += f64::from(coeff[fy * fs + fx]) * f64::from(input[(y + fy) * pw + x + fx]);
+                }
+            }
+            *o = s as f32;
+        }
+    });
+    KernelSpec::new(CONV_SRC, "conv")
+        .define("FS", fs)
+        .define("W", w)
+        .define("H", h)
+        .global(move |c| [w / c.get::<u32>(2) as usize, h / c.get::<u32>(3) as usize])
+        .local(|c| [c.get::<u32>(0) as usize, c.get::<u32>(1) as usize])
+        .buffer(BufferArg::from_vec(input))
+        .buffer(BufferArg::from_vec(coeff))
+        .buffer(BufferArg::zeros::<f32>(w * h).output())
+        .warmups(2)
+        .repetitions(10)
+        .tolerance(Tolerance::PerElement {
+            abs: 1e-4,
+            rel: 1e-4,
+        })
+        .reference(move |_| Ok(vec![HostData::F32(want.clone())]))
+}
+
+/// CLTune's 2D convolution of a `w x h` image with an `fs x fs` filter ([`conv_space`],
+/// [`conv_spec`]).
+pub fn conv(w: usize, h: usize, fs: usize) -> tune::Result<Case> {
+    let space = conv_space(w as u32, h as u32, fs as u32)?;
+    let (pw, ph) = (w + fs / 2 * 2, h + fs / 2 * 2);
+    Ok(Case {
+        name: "cuda_conv".into(),
+        input: format!("{w}x{h},fs={fs}"),
+        space,
+        spec: conv_spec(w, h, fs),
+        flops: 2.0 * (w * h * fs * fs) as f64,
+        bytes: 4.0 * (pw * ph + w * h) as f64,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// SGEMM
+// ---------------------------------------------------------------------------------------------
 
 /// The tunable SGEMM kernel (kernels/sgemm.cu).
 pub const SGEMM_SRC: &str = include_str!("../../kernels/sgemm.cu");
@@ -117,8 +294,20 @@ pub fn sgemm_spec(
     b: Vec<f32>,
     expected: Option<Vec<f32>>,
 ) -> KernelSpec {
+    sgemm_spec_of(SGEMM_SRC.into(), m, n, k, a, b, expected)
+}
+
+fn sgemm_spec_of(
+    source: String,
+    m: u32,
+    n: u32,
+    k: u32,
+    a: Vec<f32>,
+    b: Vec<f32>,
+    expected: Option<Vec<f32>>,
+) -> KernelSpec {
     use slot::*;
-    let mut spec = KernelSpec::new(SGEMM_SRC, "sgemm")
+    let mut spec = KernelSpec::new(source, "sgemm")
         .define("M", m)
         .define("N", n)
         .define("K", k)
@@ -147,233 +336,102 @@ pub fn sgemm_spec(
     spec
 }
 
-/// Seeded random `f32` values in [-1, 1).
-pub fn random_f32(len: usize, seed: u64) -> Vec<f32> {
-    match BufferArg::random::<f32>(len, seed).data() {
-        HostData::F32(v) => v.clone(),
-        _ => Vec::new(),
-    }
+/// How the SGEMM's product is checked.
+#[derive(Clone, Debug)]
+pub enum SgemmCheck {
+    /// Against the host product in f64 ([`sgemm_host`], on all cores: seconds at 2048^3).
+    Host,
+    /// Against a given product (cuBLAS's, for the large sizes).
+    Given(Vec<f32>),
 }
 
-/// A small seeded search: `random` random configurations, then hill climbing (neighbours
-/// that differ in one parameter) around the best found so far, with random restarts when
-/// the neighbourhood is exhausted.
-pub struct Search {
-    rng: SmallRng,
-    seen: HashSet<u128>,
-    best: Option<(u128, f64)>,
-    random: usize,
-    asked: usize,
-    start: Vec<u128>,
+/// The SGEMM's inputs: A (`m x k`, seed 11) and B (`k x n`, seed 12), row-major.
+pub fn sgemm_inputs(m: usize, n: usize, k: usize) -> (Vec<f32>, Vec<f32>) {
+    (random_f32(m * k, 11), random_f32(k * n, 12))
 }
 
-impl Search {
-    /// A search that first tries `start`, then `random` random configurations.
-    pub fn new(seed: u64, random: usize, start: Vec<u128>) -> Self {
-        Search {
-            rng: SmallRng::seed_from_u64(seed),
-            seen: HashSet::new(),
-            best: None,
-            random,
-            asked: 0,
-            start,
-        }
-    }
-
-    /// Up to `n` configurations not yet asked for.
-    pub fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
-        let mut out = Vec::new();
-        while out.len() < n && !self.start.is_empty() {
-            let i = self.start.remove(0);
-            if self.seen.insert(i) {
-                out.push(i);
+/// `A * B` on the host, accumulated in f64, rows in parallel (row-major, A `m x k`, B `k x n`).
+pub fn sgemm_host(m: usize, n: usize, k: usize, a: &[f32], b: &[f32]) -> Vec<f32> {
+    use rayon::prelude::*;
+    let mut c = vec![0f32; m * n];
+    c.par_chunks_mut(n).enumerate().for_each(|(i, row)| {
+        let mut acc = vec![0f64; n];
+        for l in 0..k {
+            let x = f64::from(a[i * k + l]);
+            for (s, y) in acc.iter_mut().zip(&b[l * n..(l + 1) * n]) {
+                *s += x * f64::from(*y);
             }
         }
-        if self.asked + out.len() >= self.random {
-            if let Some((b, _)) = self.best {
-                if let Some(c) = space.get(b) {
-                    let mut hood = space.neighbour_indices(&c, Neighbourhood::Adjacent);
-                    hood.shuffle(&mut self.rng);
-                    for i in hood {
-                        if out.len() >= n {
-                            break;
-                        }
-                        if self.seen.insert(i) {
-                            out.push(i);
-                        }
-                    }
-                }
-            }
+        for (o, s) in row.iter_mut().zip(acc) {
+            *o = s as f32;
         }
-        let mut tries = 0;
-        while out.len() < n && tries < 100 * n && (self.seen.len() as u128) < space.len() {
-            tries += 1;
-            if let Some(i) = space.sample_index(&mut self.rng) {
-                if self.seen.insert(i) {
-                    out.push(i);
-                }
-            }
-        }
-        self.asked += out.len();
-        out
-    }
-
-    /// Reports a cost (`None` for a failed configuration).
-    pub fn tell(&mut self, index: u128, cost: Option<f64>) {
-        if let Some(c) = cost {
-            if self.best.is_none_or(|(_, b)| c < b) {
-                self.best = Some((index, c));
-            }
-        }
-    }
+    });
+    c
 }
 
-/// What a tuning run did.
-#[derive(Debug, Default)]
-pub struct TuneStats {
-    /// Best configuration and its median time in seconds.
-    pub best: Option<(Config, f64)>,
-    /// Configurations evaluated (prepared and, if that worked, measured).
-    pub evaluated: usize,
-    /// Configurations with a cost.
-    pub valid: usize,
-    /// Failures by kind.
-    pub failures: BTreeMap<String, usize>,
-    /// First message of each failure kind.
-    pub first_failure: BTreeMap<String, String>,
-    /// Wall time of the run.
-    pub wall: Duration,
-    /// NVRTC time summed over all compilations (CPU seconds).
-    pub compile_cpu: Duration,
-    /// Time the measuring thread waited for compilation (compilation not hidden behind
-    /// measurement).
-    pub compile_wait: Duration,
-    /// Time spent measuring (launches, restores, validation).
-    pub measure: Duration,
-    /// Every (configuration, median seconds) measured, in order.
-    pub history: Vec<(Config, f64)>,
+/// The tunable SGEMM (kernels/sgemm.cu) for `m x n x k` on [`sgemm_inputs`] ([`sgemm_space`],
+/// [`sgemm_spec`]).
+pub fn sgemm(m: usize, n: usize, k: usize, check: SgemmCheck) -> tune::Result<Case> {
+    sgemm_with_source(m, n, k, check, "")
 }
 
-impl TuneStats {
-    fn record_failure(&mut self, f: &tune::Failure) {
-        *self.failures.entry(f.kind().into()).or_default() += 1;
-        self.first_failure
-            .entry(f.kind().into())
-            .or_insert_with(|| f.to_string().chars().take(300).collect());
-    }
-}
-
-type Prep = (
-    u128,
-    Result<tune::backend::PreparedKernel<Cuda>, tune::Failure>,
-);
-
-fn compile_batch(
-    eval: &KernelEvaluator<Cuda>,
-    space: &Space,
-    batch: &[u128],
-    parallel: bool,
-) -> Vec<Prep> {
-    let one = |&i: &u128| -> Prep {
-        match space.get(i) {
-            Some(c) => (i, eval.prepare(space, &c)),
-            None => (
-                i,
-                Err(tune::Failure::Other("index out of the space".into())),
-            ),
-        }
+/// [`sgemm`] with `extra` appended to the kernel source: code beside the kernel makes
+/// NVRTC compile everything afresh in a process that compiled the same configurations
+/// before (it caches them).
+pub fn sgemm_with_source(
+    m: usize,
+    n: usize,
+    k: usize,
+    check: SgemmCheck,
+    extra: &str,
+) -> tune::Result<Case> {
+    let (a, b) = sgemm_inputs(m, n, k);
+    let expected = match check {
+        SgemmCheck::Host => sgemm_host(m, n, k, &a, &b),
+        SgemmCheck::Given(c) => c,
     };
-    if parallel {
-        batch.par_iter().map(one).collect()
-    } else {
-        batch.iter().map(one).collect()
-    }
+    let space = sgemm_space(m as u32, n as u32, k as u32)?;
+    let source = format!("{SGEMM_SRC}{extra}");
+    let spec = sgemm_spec_of(source, m as u32, n as u32, k as u32, a, b, Some(expected))
+        .compile_time_limit(Duration::from_secs(60));
+    Ok(Case {
+        name: "cuda_sgemm".into(),
+        input: format!("m={m},n={n},k={k}"),
+        space,
+        spec,
+        flops: 2.0 * (m * n * k) as f64,
+        bytes: 0.0,
+    })
 }
 
-/// Tunes `eval` over `space` for `budget` configurations in batches of `batch`.
-/// `pipelined`: the next batch compiles on all cores while this one is measured; otherwise
-/// each configuration is compiled on the measuring thread right before it is measured.
-pub fn tune_loop(
-    eval: &KernelEvaluator<Cuda>,
-    space: &Space,
-    search: &mut Search,
-    budget: usize,
-    batch: usize,
-    pipelined: bool,
-) -> TuneStats {
-    let mut st = TuneStats::default();
-    let t0 = Instant::now();
-    let mut left = budget;
-    let measure_batch = |st: &mut TuneStats, search: &mut Search, preps: Vec<Prep>| {
-        for (i, p) in preps {
-            st.evaluated += 1;
-            let Some(c) = space.get(i) else { continue };
-            match p {
-                Err(f) => {
-                    st.record_failure(&f);
-                    search.tell(i, None);
-                }
-                Ok(p) => {
-                    st.compile_cpu += p.compile_time;
-                    let tm = Instant::now();
-                    let r = eval.measure(space, &c, p);
-                    st.measure += tm.elapsed();
-                    match r {
-                        Ok(m) => {
-                            let secs = m.cost.as_secs_f64();
-                            st.valid += 1;
-                            search.tell(i, Some(secs));
-                            if st.best.as_ref().is_none_or(|(_, b)| secs < *b) {
-                                st.best = Some((c.clone(), secs));
-                            }
-                            st.history.push((c, secs));
-                        }
-                        Err(f) => {
-                            st.record_failure(&f);
-                            search.tell(i, None);
-                        }
-                    }
-                }
-            }
-        }
-    };
-    if pipelined {
-        let first = search.ask(space, batch.min(left));
-        left -= first.len();
-        let tw = Instant::now();
-        let mut current = compile_batch(eval, space, &first, true);
-        st.compile_wait += tw.elapsed();
-        while !current.is_empty() {
-            let next_idx = search.ask(space, batch.min(left));
-            left -= next_idx.len();
-            let next = std::thread::scope(|s| {
-                let h = s.spawn(|| compile_batch(eval, space, &next_idx, true));
-                measure_batch(&mut st, search, std::mem::take(&mut current));
-                let tw = Instant::now();
-                let r = h.join().unwrap_or_default();
-                st.compile_wait += tw.elapsed();
-                r
-            });
-            current = next;
-        }
-    } else {
-        while left > 0 {
-            let idx = search.ask(space, batch.min(left));
-            if idx.is_empty() {
-                break;
-            }
-            left -= idx.len();
-            for i in idx {
-                let tw = Instant::now();
-                let p = compile_batch(eval, space, &[i], false);
-                st.compile_wait += tw.elapsed();
-                measure_batch(&mut st, search, p);
-            }
-        }
-    }
-    st.wall = t0.elapsed();
-    st
+/// The classic hand-written SGEMM configuration (128 x 128 x 8 block tile, 8 x 8 per
+/// thread, float4 loads, double buffering), if `space` (of [`sgemm_space`]) holds it.
+pub fn sgemm_classic(space: &Space) -> Option<Config> {
+    space
+        .config_from_values(
+            [
+                ("BM", 128),
+                ("BN", 128),
+                ("BK", 8),
+                ("TM", 8),
+                ("TN", 8),
+                ("VA", 4),
+                ("VB", 4),
+                ("PADA", 4),
+                ("PADB", 0),
+                ("DB", 1),
+                ("UNR", 1),
+                ("SWZ", 8),
+                ("MINB", 2),
+            ]
+            .map(|(k, v)| (k, tune::Value::Int(v))),
+        )
+        .ok()
 }
+
+// ---------------------------------------------------------------------------------------------
+// XgemmDirect
+// ---------------------------------------------------------------------------------------------
 
 /// The XgemmDirect kernel (kernels/xgemm_direct.cu).
 pub const XGEMM_DIRECT_SRC: &str = include_str!("../../kernels/xgemm_direct.cu");
@@ -460,6 +518,43 @@ pub fn xgemm_direct_spec(m: usize, n: usize, k: usize, seed: u64) -> KernelSpec 
         .reference(move |_| Ok(vec![HostData::F32(c.clone())]))
 }
 
+/// Kernel launches per timed sample for an `m x n x k` GEMM, for the tuned kernel and
+/// cuBLAS alike: 64 back to back below 1e8 flops (ATF's small shapes run for a few
+/// microseconds, mostly launch latency when launched alone), else 1.
+pub fn back_to_back(m: usize, n: usize, k: usize) -> usize {
+    if 2.0 * ((m * n * k) as f64) < 1e8 {
+        64
+    } else {
+        1
+    }
+}
+
+/// The inputs of [`xgemm_direct`]: A (`m x k`, seed 5) and B (`k x n`, seed 6).
+pub fn xgemm_direct_inputs(m: usize, n: usize, k: usize) -> (Vec<f32>, Vec<f32>) {
+    (random_f32(m * k, 5), random_f32(k * n, 6))
+}
+
+/// CLBlast's XgemmDirect for `m x n x k` ([`xgemm_direct_space`], [`xgemm_direct_spec`] on
+/// [`xgemm_direct_inputs`]), timed over [`back_to_back`] launches per sample.
+pub fn xgemm_direct(m: usize, n: usize, k: usize) -> tune::Result<Case> {
+    let space = xgemm_direct_space()?;
+    let spec = xgemm_direct_spec(m, n, k, 5)
+        .launches_per_sample(back_to_back(m, n, k))
+        .compile_time_limit(Duration::from_secs(60));
+    Ok(Case {
+        name: "cuda_xgemm_direct".into(),
+        input: format!("m={m},n={n},k={k}"),
+        space,
+        spec,
+        flops: 2.0 * (m * n * k) as f64,
+        bytes: 0.0,
+    })
+}
+
+// ---------------------------------------------------------------------------------------------
+// Kernel Tuner's throughput case
+// ---------------------------------------------------------------------------------------------
+
 /// Kernel Tuner's throughput kernel (the project's benchmark kernel of bench/gpu).
 pub const KT_MATMUL_SRC: &str = include_str!("../../kernels/kt_matmul.cu");
 
@@ -497,84 +592,22 @@ pub fn kt_matmul_spec(n: usize) -> KernelSpec {
         .repetitions(7)
 }
 
-/// The 2D convolution kernel (kernels/conv.cu).
-pub const CONV_SRC: &str = include_str!("../../kernels/conv.cu");
-
-/// CLTune's convolution space (Table II): block sizes, work per thread, local-memory mode,
-/// vector width, padding, unrolling; tiles divide the `w x h` image, at most 1024 threads,
-/// the staged tile fits 48 KiB of shared memory, and settings that do not apply are fixed
-/// (vector width only with LOCAL = 2, padding only with LOCAL > 0).
-pub fn conv_space(w: u32, h: u32, fs: u32) -> tune::Result<Space> {
-    SpaceBuilder::new()
-        .param(Param::<u32>::values("TBX", [8, 16, 32, 64]))
-        .param(
-            Param::<u32>::values("TBY", [8, 16, 32])
-                .constraint(&[0], |b| b.get::<u32>(0) * b.get::<u32>(1) <= 1024),
-        )
-        .param(
-            Param::<u32>::values("WPTX", [1, 2, 4, 8])
-                .constraint(&[0], move |b| w % (b.get::<u32>(0) * b.get::<u32>(2)) == 0),
-        )
-        .param(
-            Param::<u32>::values("WPTY", [1, 2, 4, 8])
-                .constraint(&[1], move |b| h % (b.get::<u32>(1) * b.get::<u32>(3)) == 0),
-        )
-        .param(
-            Param::<u32>::values("LOCAL", [0, 1, 2]).constraint(&[0, 1, 2, 3], move |b| {
-                let sx = b.get::<u32>(0) * b.get::<u32>(2) + fs - 1 + 1;
-                let sy = b.get::<u32>(1) * b.get::<u32>(3) + fs - 1;
-                b.get::<u32>(4) == 0 || sx * sy * 4 + fs * fs * 4 <= 48 * 1024
-            }),
-        )
-        .param(
-            Param::<u32>::values("VECTOR", [1, 2, 4])
-                .constraint(&[4], |b| b.get::<u32>(4) == 2 || b.get::<u32>(5) == 1),
-        )
-        .param(
-            Param::<u32>::values("PADDING", [0, 1])
-                .constraint(&[4], |b| b.get::<u32>(4) > 0 || b.get::<u32>(6) == 0),
-        )
-        .param(Param::<u32>::values("UNROLL", [1, 0]))
-        .build()
+/// Kernel Tuner's throughput case at `n x n` ([`kt_matmul_space`], [`kt_matmul_spec`]; no
+/// validation).
+pub fn kt_matmul(n: usize) -> tune::Result<Case> {
+    Ok(Case {
+        name: "cuda_kt_matmul".into(),
+        input: format!("n={n}"),
+        space: kt_matmul_space()?,
+        spec: kt_matmul_spec(n),
+        flops: 2.0 * (n * n * n) as f64,
+        bytes: 0.0,
+    })
 }
 
-/// The convolution spec for a `w x h` image and an `fs x fs` filter, validated against a
-/// host convolution (in f64, on all cores).
-pub fn conv_spec(w: usize, h: usize, fs: usize) -> KernelSpec {
-    let hfs = fs / 2;
-    let pw = w + 2 * hfs;
-    let ph = h + 2 * hfs;
-    let input = random_f32(pw * ph, 21);
-    let coeff = random_f32(fs * fs, 22);
-    let mut want = vec![0f32; w * h];
-    want.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
-        for (x, o) in row.iter_mut().enumerate() {
-            let mut s = 0f64;
-            for fy in 0..fs {
-                for fx in 0..fs {
-                    s += f64::from(coeff[fy * fs + fx]) * f64::from(input[(y + fy) * pw + x + fx]);
-                }
-            }
-            *o = s as f32;
-        }
-    });
-    KernelSpec::new(CONV_SRC, "conv")
-        .define("FS", fs)
-        .define("W", w)
-        .define("H", h)
-        .global(move |c| [w / c.get::<u32>(2) as usize, h / c.get::<u32>(3) as usize])
-        .local(|c| [c.get::<u32>(0) as usize, c.get::<u32>(1) as usize])
-        .buffer(BufferArg::from_vec(input))
-        .buffer(BufferArg::from_vec(coeff))
-        .buffer(BufferArg::zeros::<f32>(w * h).output())
-        .warmups(2)
-        .repetitions(10)
-        .tolerance(Tolerance::PerElement {
-            abs: 1e-4,
-            rel: 1e-4,
-        })
-        .reference(move |_| Ok(vec![HostData::F32(want.clone())]))
-}
+// ---------------------------------------------------------------------------------------------
+// cuBLAS
+// ---------------------------------------------------------------------------------------------
 
 fn err(m: impl std::fmt::Display) -> tune::Error {
     tune::Error::Backend {
@@ -583,8 +616,12 @@ fn err(m: impl std::fmt::Display) -> tune::Error {
     }
 }
 
-/// cuBLAS SGEMM on row-major `m x k` times `k x n`: median seconds over `reps` launches
-/// (each between two CUDA events, like tune's launches), and the product.
+/// cuBLAS SGEMM (`cublasSgemm`, TF32 off) on row-major `m x k` times `k x n`, timed the
+/// way tune times a kernel with `launches` per sample: each sample is `launches`
+/// back-to-back calls (replayed from a CUDA graph when more than one) between one pair of
+/// CUDA events; the cost is the median of `reps` samples (after 3 untimed ones) divided by
+/// `launches`. Returns seconds per call and the product.
+#[allow(clippy::too_many_arguments)]
 pub fn cublas_sgemm(
     cuda: &Cuda,
     m: usize,
@@ -592,8 +629,10 @@ pub fn cublas_sgemm(
     k: usize,
     a: &[f32],
     b: &[f32],
+    launches: usize,
     reps: usize,
 ) -> tune::Result<(f64, Vec<f32>)> {
+    let (launches, reps) = (launches.max(1), reps.max(1));
     let (ctx, stream) = cuda.context()?;
     let blas = CudaBlas::new(stream.clone()).map_err(err)?;
     // SAFETY: a live handle; the default math mode keeps fp32 (no TF32).
@@ -621,24 +660,169 @@ pub fn cublas_sgemm(
         beta: 0.0f32,
         ldc: n as i32,
     };
+    // Back-to-back calls are captured into a CUDA graph and replayed, like tune's repeated
+    // launches: the per-call host work of cuBLAS then cannot leave the GPU idle between
+    // kernels, which would make cuBLAS look slower than it is.
+    let graph = if launches > 1 {
+        let (pa, _ga) = da.device_ptr(&stream);
+        let (pb, _gb) = db.device_ptr(&stream);
+        let (pc, _gc) = dc.device_ptr_mut(&stream);
+        stream
+            .begin_capture(CUstreamCaptureMode::CU_STREAM_CAPTURE_MODE_THREAD_LOCAL)
+            .map_err(err)?;
+        let mut captured = Ok(());
+        for _ in 0..launches {
+            // SAFETY: a live handle bound to `stream`; the pointers are live allocations of
+            // the sizes the configuration describes (row-major C = A B as column-major
+            // C^T = B^T A^T).
+            captured = unsafe {
+                cublas_sys::cublasSgemm_v2(
+                    *blas.handle(),
+                    cfg.transa,
+                    cfg.transb,
+                    cfg.m,
+                    cfg.n,
+                    cfg.k,
+                    &cfg.alpha,
+                    pb as *const f32,
+                    cfg.lda,
+                    pa as *const f32,
+                    cfg.ldb,
+                    &cfg.beta,
+                    pc as *mut f32,
+                    cfg.ldc,
+                )
+            }
+            .result();
+            if captured.is_err() {
+                break;
+            }
+        }
+        let graph = stream.end_capture(CUgraphInstantiate_flags(0));
+        captured.map_err(err)?;
+        let graph = graph
+            .map_err(err)?
+            .ok_or_else(|| tune::Error::KernelSpec("empty cuBLAS graph capture".into()))?;
+        graph.upload().map_err(err)?;
+        Some(graph)
+    } else {
+        None
+    };
+    let start = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(err)?;
+    let end = ctx
+        .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
+        .map_err(err)?;
     let mut times = Vec::with_capacity(reps);
     for i in 0..reps + 3 {
-        let s = ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(err)?;
-        let e = ctx
-            .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
-            .map_err(err)?;
-        s.record(&stream).map_err(err)?;
-        // SAFETY: the buffers have the sizes the configuration describes.
-        unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(err)?;
-        e.record(&stream).map_err(err)?;
+        start.record(&stream).map_err(err)?;
+        match &graph {
+            Some(g) => g.launch().map_err(err)?,
+            // SAFETY: the buffers have the sizes the configuration describes.
+            None => unsafe { blas.gemm(cfg, &db, &da, &mut dc) }.map_err(err)?,
+        }
+        end.record(&stream).map_err(err)?;
         stream.synchronize().map_err(err)?;
         if i >= 3 {
-            times.push(f64::from(s.elapsed_ms(&e).map_err(err)?) * 1e-3);
+            let ms = start.elapsed_ms(&end).map_err(err)?;
+            times.push(f64::from(ms) * 1e-3 / launches as f64);
         }
     }
     let c = stream.clone_dtoh(&dc).map_err(err)?;
     times.sort_by(f64::total_cmp);
     Ok((times[times.len() / 2], c))
+}
+
+/// The device time of an empty kernel launched alone and back to back (seconds per
+/// launch; see [`super::launch_floor`]): the floor under the small shapes' times.
+pub fn launch_floor(cuda: &Arc<Cuda>) -> tune::Result<(f64, f64)> {
+    super::launch_floor(
+        cuda.clone(),
+        "extern \"C\" __global__ void nop(float* x) { if (x[0] == 1.0f) x[0] = 0.0f; }",
+    )
+}
+
+/// XgemmDirect tuned at one shape, against cuBLAS on the same inputs timed the same way.
+#[derive(Clone, Debug)]
+pub struct GemmVsCublas {
+    /// The shape's label (`IS1`, ...).
+    pub label: String,
+    /// Rows of A and C.
+    pub m: usize,
+    /// Columns of B and C.
+    pub n: usize,
+    /// Columns of A, rows of B.
+    pub k: usize,
+    /// Launches per timed sample, for both.
+    pub launches: usize,
+    /// cuBLAS, seconds per call.
+    pub cublas: f64,
+    /// The best tuned configuration, seconds per launch.
+    pub tuned: f64,
+    /// Configurations evaluated.
+    pub evaluations: u64,
+    /// Of which valid.
+    pub valid: u64,
+    /// Wall time of the tuning run, seconds.
+    pub wall: f64,
+    /// The best configuration.
+    pub best: String,
+    /// Failures by kind.
+    pub failures: std::collections::BTreeMap<String, u64>,
+}
+
+impl GemmVsCublas {
+    /// `m x k * k x n`, as ATF writes the shapes.
+    pub fn shape(&self) -> String {
+        let (m, n, k) = (self.m, self.n, self.k);
+        format!("{m}x{k}*{k}x{n}")
+    }
+
+    /// cuBLAS's time over the tuned kernel's.
+    pub fn speedup(&self) -> f64 {
+        self.cublas / self.tuned
+    }
+}
+
+/// Tunes XgemmDirect for `m x n x k` with [`super::tune_case`] and times cuBLAS SGEMM on the
+/// same inputs with the same number of back-to-back launches per sample ([`back_to_back`]);
+/// prints both, the speed-up, the evaluations and the best configuration.
+pub fn xgemm_direct_vs_cublas(
+    cuda: &Arc<Cuda>,
+    label: &str,
+    (m, n, k): (usize, usize, usize),
+    budget: Budget,
+    options: Options,
+) -> tune::Result<GemmVsCublas> {
+    let launches = back_to_back(m, n, k);
+    let (a, b) = xgemm_direct_inputs(m, n, k);
+    let (cublas, _) = cublas_sgemm(cuda, m, n, k, &a, &b, launches, 50)?;
+    let (_, r) = super::tune_case(cuda.clone(), xgemm_direct(m, n, k)?, budget, options)?;
+    let row = GemmVsCublas {
+        label: label.into(),
+        m,
+        n,
+        k,
+        launches,
+        cublas,
+        tuned: r.best.scalar,
+        evaluations: r.evaluations,
+        valid: r.valid,
+        wall: r.elapsed.as_secs_f64(),
+        best: r.space.describe(&r.best.config),
+        failures: r.failures.clone(),
+    };
+    println!(
+        "{label} {}: cuBLAS {:.2} us, tuned {:.2} us, speed-up {:.2}x ({launches} launches per sample); {} evaluated, {} valid in {:.1} s; best {}",
+        row.shape(),
+        row.cublas * 1e6,
+        row.tuned * 1e6,
+        row.speedup(),
+        row.evaluations,
+        row.valid,
+        row.wall,
+        row.best
+    );
+    Ok(row)
 }

@@ -4,9 +4,13 @@
 //! Environment: `TUNE_EVALS` and `TUNE_SECONDS` set the budget, `TUNE_TECHNIQUE` the search
 //! technique (default: the bandit ensemble), `TUNE_RESUME=1` resumes from the log of an
 //! earlier (killed) run instead of starting afresh.
+//!
+//! The CUDA case studies and cuBLAS are in [`cuda`] (feature `cuda`).
 #![allow(dead_code)]
 
 pub mod cases;
+#[cfg(feature = "cuda")]
+pub mod cuda;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -14,7 +18,7 @@ use std::time::Duration;
 use tune::abort::{Elapsed, Evaluations, WholeSpace};
 use tune::backend::{Backend, KernelEvaluator};
 use tune::results::Database;
-use tune::{Config, Tuner, TuningResult};
+use tune::{Config, TechniqueKind, Tuner, TuningResult};
 
 pub use cases::{Case, Info};
 
@@ -50,6 +54,16 @@ pub struct Options {
     pub progress: bool,
     /// Record the best configuration in the tuning database `tuning/`.
     pub record: bool,
+    /// Configurations asked for at once, compiled in parallel while the device measures
+    /// (`None`: as many as there are cores; 1: each is compiled on the measuring thread
+    /// right before it is measured).
+    pub batch: Option<usize>,
+    /// The search technique, over `TUNE_TECHNIQUE` (`None`: `TUNE_TECHNIQUE`, or the
+    /// default, the bandit ensemble).
+    pub technique: Option<TechniqueKind>,
+    /// A configuration whose first run is this many times slower than the best so far is
+    /// not repeated (`None`: 20; `f64::INFINITY` measures every configuration in full).
+    pub slower_than_best: Option<f64>,
 }
 
 impl Options {
@@ -60,14 +74,18 @@ impl Options {
             start: Vec::new(),
             progress: true,
             record: true,
+            batch: None,
+            technique: None,
+            slower_than_best: None,
         }
     }
 }
 
-/// Tunes `case` on `backend` within `budget` with `tune::Tuner`: the technique of
-/// `TUNE_TECHNIQUE` (default: the bandit ensemble), candidates compiled in parallel on every
-/// core while the device measures, every evaluation appended to
-/// `target/tune/<name>-<input>.jsonl`, the best recorded in `tuning/`. Prints the report.
+/// Tunes `case` on `backend` within `budget` with `tune::Tuner`: the technique of the
+/// options or of `TUNE_TECHNIQUE` (default: the bandit ensemble), candidates compiled in
+/// parallel on every core while the device measures (unless the options set a batch),
+/// every evaluation appended to `target/tune/<name>-<input>.jsonl`, the best recorded in
+/// `tuning/`. Prints the report.
 pub fn tune_case<B: Backend>(
     backend: Arc<B>,
     case: Case,
@@ -78,7 +96,7 @@ pub fn tune_case<B: Backend>(
     let (info, spec) = case.split();
     // A configuration whose first run is 20 times slower than the best so far is not
     // repeated: it is recorded as a timeout.
-    let spec = spec.slower_than_best(20.0);
+    let spec = spec.slower_than_best(options.slower_than_best.unwrap_or(20.0));
     let t = std::time::Instant::now();
     let evaluator = KernelEvaluator::<B>::new(backend, &info.space, spec)?;
     let setup = t.elapsed();
@@ -99,12 +117,14 @@ pub fn tune_case<B: Backend>(
                 | WholeSpace,
         )
         .seed(options.seed)
-        .batch(threads.max(2))
+        .batch(options.batch.unwrap_or(threads.max(2)))
         .log(&log)
         .resume(resume)
         .progress(options.progress)
         .start_from(options.start);
-    if let Ok(name) = std::env::var("TUNE_TECHNIQUE") {
+    if let Some(kind) = options.technique {
+        tuner = tuner.technique(kind.build());
+    } else if let Ok(name) = std::env::var("TUNE_TECHNIQUE") {
         tuner = tuner.technique(tune::technique_by_name(&name)?);
     }
     if options.record {
@@ -177,6 +197,36 @@ pub fn report(info: &Info, device: &str, setup: Duration, r: &TuningResult<Durat
         r.valid,
         wall
     );
+}
+
+/// The device time of a kernel that does nothing, launched once and back to back (per
+/// launch, median of 20 samples of 64 launches): the floor under any kernel's time with
+/// each timing method. `source` holds a kernel `nop` taking one float buffer.
+pub fn launch_floor<B: Backend>(backend: Arc<B>, source: &str) -> tune::Result<(f64, f64)> {
+    use tune::backend::{BufferArg, KernelSpec};
+    use tune::Evaluator;
+    let space = tune::SpaceBuilder::new()
+        .param(tune::Param::<usize>::values("UNUSED", [1]))
+        .build()?;
+    let config = space
+        .get(0)
+        .ok_or_else(|| tune::Error::KernelSpec("empty space".into()))?;
+    let mut floors = [0.0; 2];
+    for (floor, launches) in floors.iter_mut().zip([1, 64]) {
+        let spec = KernelSpec::new(source, "nop")
+            .global(|_| [32])
+            .local(|_| [32])
+            .buffer(BufferArg::zeros::<f32>(32))
+            .repetitions(20)
+            .launches_per_sample(launches);
+        let ev = KernelEvaluator::<B>::new(backend.clone(), &space, spec)?;
+        let m = ev
+            .prepare(&space, &config)
+            .and_then(|p| ev.measure(&space, &config, p))
+            .map_err(|f| tune::Error::KernelSpec(format!("the empty kernel: {f}")))?;
+        *floor = m.cost.as_secs_f64();
+    }
+    Ok((floors[0], floors[1]))
 }
 
 /// The OpenCL device named by `TUNE_OPENCL_DEVICE` (see `OpenCl::select`), or the first.
