@@ -454,25 +454,7 @@ mod bench {
         }
         if !xrows.is_empty() {
             writeln!(report, "\n### XgemmDirect against cuBLAS (4)\n").ok();
-            writeln!(report, "| shape | launches per sample (both) | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | wall | best |").ok();
-            writeln!(report, "|---|---|---|---|---|---|---|---|").ok();
-            for r in &xrows {
-                writeln!(
-                    report,
-                    "| {} {} | {} | {:.2} us | {:.2} us | {:.2}x | {} / {} | {:.1} s | `{}` |",
-                    r.label,
-                    r.shape(),
-                    r.launches,
-                    r.cublas * 1e6,
-                    r.tuned * 1e6,
-                    r.speedup(),
-                    r.evaluations,
-                    r.valid,
-                    r.wall,
-                    r.best
-                )
-                .ok();
-            }
+            report.push_str(&common::cuda::GemmVsCublas::table(&xrows));
             writeln!(
                 report,
                 "\nLaunch floor (an empty kernel): {:.2} us launched alone, {:.2} us per launch back to back.",

@@ -41,22 +41,7 @@ fn main() {
             }
             println!();
         }
-        println!("| shape | launches per sample | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | best |");
-        println!("|---|---|---|---|---|---|---|");
-        for r in &rows {
-            println!(
-                "| {} {} | {} | {:.2} us | {:.2} us | {:.2}x | {} / {} | `{}` |",
-                r.label,
-                r.shape(),
-                r.launches,
-                r.cublas * 1e6,
-                r.tuned * 1e6,
-                r.speedup(),
-                r.evaluations,
-                r.valid,
-                r.best
-            );
-        }
+        print!("{}", common::cuda::GemmVsCublas::table(&rows));
         Ok(())
     })
 }

@@ -783,6 +783,30 @@ impl GemmVsCublas {
     pub fn speedup(&self) -> f64 {
         self.cublas / self.tuned
     }
+
+    /// A markdown table of `rows`: shape, launches per sample, both times, speed-up,
+    /// evaluations, tuning wall time and the best configuration.
+    pub fn table(rows: &[GemmVsCublas]) -> String {
+        let mut t = String::from(
+            "| shape | launches per sample (both) | cuBLAS | tuned XgemmDirect | speed-up | evaluated / valid | wall | best |\n|---|---|---|---|---|---|---|---|\n",
+        );
+        for r in rows {
+            t.push_str(&format!(
+                "| {} {} | {} | {:.2} us | {:.2} us | {:.2}x | {} / {} | {:.1} s | `{}` |\n",
+                r.label,
+                r.shape(),
+                r.launches,
+                r.cublas * 1e6,
+                r.tuned * 1e6,
+                r.speedup(),
+                r.evaluations,
+                r.valid,
+                r.wall,
+                r.best
+            ));
+        }
+        t
+    }
 }
 
 /// Tunes XgemmDirect for `m x n x k` with [`super::tune_case`] and times cuBLAS SGEMM on the
