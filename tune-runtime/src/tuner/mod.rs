@@ -416,12 +416,29 @@ impl<E: Evaluator> Tuner<E> {
                 let ahead = pool
                     .as_ref()
                     .filter(|_| prep_mean.is_none_or(|m| m >= POOL_MIN_PREPARE));
-                evaluate_batch(
+                // While the measuring thread waits for a slow compilation, a time budget can
+                // run out: check it then too (in real time; a simulated clock stands still).
+                // Only once something valid was found: a run never ends empty-handed because
+                // its first compilations were slow.
+                let real_time = state.simulated.is_none();
+                let live = std::cell::RefCell::new(
+                    (real_time && state.progress.valid > 0).then(|| state.progress.clone()),
+                );
+                let (start, base) = (state.start, state.base_elapsed);
+                let out_of_time = || {
+                    live.borrow().as_ref().is_some_and(|p| {
+                        let mut p = p.clone();
+                        p.elapsed = base + start.elapsed();
+                        abort.done(&p)
+                    })
+                };
+                let finished = evaluate_batch(
                     &evaluator,
                     &space,
                     &fresh,
                     ahead,
                     &mut waited,
+                    &out_of_time,
                     |index, config, prep, outcome| -> Result<bool> {
                         let p = prep.as_secs_f64();
                         prep_mean = Some(prep_mean.map_or(p, |m| 0.8 * m + 0.2 * p));
@@ -429,6 +446,9 @@ impl<E: Evaluator> Tuner<E> {
                         technique.tell(&space, index, cost);
                         state.bar.update(&state.progress, abort.as_ref(), false);
                         stop = abort.done(&state.progress);
+                        if real_time && state.progress.valid > 0 {
+                            *live.borrow_mut() = Some(state.progress.clone());
+                        }
                         Ok(stop)
                     },
                 )?;
@@ -437,7 +457,8 @@ impl<E: Evaluator> Tuner<E> {
                         technique.tell(&space, index, cost);
                     }
                 }
-                if stop {
+                if stop || !finished {
+                    state.progress.elapsed = state.progress.elapsed.max(state.elapsed());
                     break 'search;
                 }
             }
@@ -525,15 +546,17 @@ impl<E: Evaluator> Pool<E> {
 }
 
 /// Prepares a batch (ahead, on the pool, if there is one) and measures each configuration
-/// in order, handing every outcome to `done`, which returns whether to stop.
+/// in order, handing every outcome to `done`, which returns whether to stop. Returns
+/// `false` when it gave up waiting for a preparation because `out_of_time` said so.
 fn evaluate_batch<E: Evaluator>(
     evaluator: &E,
     space: &Space,
     batch: &[(u128, Config)],
     pool: Option<&Pool<E>>,
     waited: &mut Duration,
+    out_of_time: &dyn Fn() -> bool,
     mut done: impl FnMut(u128, &Config, Duration, Outcome<E::Cost>) -> Result<bool>,
-) -> Result<()> {
+) -> Result<bool> {
     let measure = |config: &Config, prepared: E::Prepared| -> Outcome<E::Cost> {
         let t = Instant::now();
         let m = guard(|| evaluator.measure(space, config, prepared))?;
@@ -550,7 +573,7 @@ fn evaluate_batch<E: Evaluator>(
                     break;
                 }
             }
-            return Ok(());
+            return Ok(true);
         }
     };
     let generation = pool.generation.fetch_add(1, Ordering::AcqRel) + 1;
@@ -564,10 +587,16 @@ fn evaluate_batch<E: Evaluator>(
         for (k, (index, config)) in batch.iter().enumerate() {
             let wait = Instant::now();
             while ready[k].is_none() {
-                match pool.done.recv() {
+                match pool.done.recv_timeout(Duration::from_millis(50)) {
                     Ok((g, j, p)) if g == generation => ready[j] = Some(p),
                     Ok(_) => {}
-                    Err(_) => {
+                    Err(mpsc::RecvTimeoutError::Timeout) => {
+                        if out_of_time() {
+                            *waited += wait.elapsed();
+                            return Ok(false);
+                        }
+                    }
+                    Err(mpsc::RecvTimeoutError::Disconnected) => {
                         // The workers are gone (cannot happen while the pool lives);
                         // prepare here instead.
                         ready[k] = Some(prepare(evaluator, space, config));
@@ -576,14 +605,14 @@ fn evaluate_batch<E: Evaluator>(
             }
             *waited += wait.elapsed();
             let Some((prepared, prep_time)) = ready[k].take() else {
-                return Ok(());
+                return Ok(true);
             };
             let outcome = prepared.and_then(|p| measure(config, p));
             if done(*index, config, prep_time, outcome)? {
-                return Ok(());
+                return Ok(true);
             }
         }
-        Ok(())
+        Ok(true)
     })();
     // Abandon what was not measured: workers skip the rest of this batch.
     pool.generation.fetch_add(1, Ordering::AcqRel);

@@ -464,3 +464,32 @@ fn waiting_for_preparation_is_what_the_pipeline_does_not_hide() {
         serial.waiting_for_preparation
     );
 }
+
+#[test]
+fn a_time_budget_ends_the_wait_for_a_slow_preparation() {
+    // Configuration 0 prepares at once, every other one takes 1.5 s (a slow compile). With a
+    // budget of 0.3 s, the run stops while it waits for configuration 1 instead of after it.
+    let eval = Closure::new(|_: &Config| -> std::result::Result<f64, Failure> { Ok(1.0) })
+        .with_prepare(
+            |c: &Config| -> std::result::Result<u32, Failure> {
+                let x: u32 = c.get(0);
+                let y: u32 = c.get(1);
+                if (x, y) != (0, 1) {
+                    std::thread::sleep(Duration::from_millis(1500));
+                }
+                Ok(x)
+            },
+            |_: &Config, x: u32| -> std::result::Result<f64, Failure> { Ok(x as f64) },
+        );
+    let s = space();
+    let r = Tuner::new(s.clone(), eval)
+        .technique(Script((0..s.len()).collect(), Default::default()))
+        .batch(4)
+        .threads(4)
+        .abort(Elapsed(Duration::from_millis(300)))
+        .progress(false)
+        .run()
+        .unwrap();
+    assert_eq!(r.evaluations, 1);
+    assert!(r.elapsed >= Duration::from_millis(300));
+}

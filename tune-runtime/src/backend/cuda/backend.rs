@@ -245,7 +245,8 @@ impl Cuda {
             Failure::Launch(format!(
                 "the CUDA context could not be rebuilt after a sticky error ({e}); the driver \
                  keeps a process in this state until it exits: restart the process (a tuning \
-                 run resumes from its results file)"
+                 run resumes from its log), or run kernels that may fault through \
+                 `backend::isolated::Isolated`, which replaces its worker process"
             ))
         })?;
         for (g, bytes) in guards.iter_mut() {
@@ -314,7 +315,8 @@ impl Cuda {
         Failure::Launch(format!(
             "{what}: {e:?}{}",
             if sticky {
-                " (sticky error: the CUDA context is rebuilt before the next launch)"
+                " (sticky error: the context is unusable; the next launch tries to rebuild it, \
+                 which current drivers refuse within the same process)"
             } else {
                 ""
             }
