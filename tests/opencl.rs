@@ -204,9 +204,11 @@ fn reference_kernel_validation() {
 
 fn run_case(case: common::Case, n: u64) -> tune::TuningResult<Duration> {
     let dev = device().unwrap();
+    // No time limit that could cut the run short on a slow compiler (NVIDIA's OpenCL with
+    // the tests compiling in parallel).
     let budget = common::Budget {
         evaluations: n,
-        seconds: 60.0,
+        seconds: 3600.0,
     };
     let options = common::Options {
         progress: false,
@@ -312,7 +314,8 @@ fn xgemm_direct_configurations_are_right_at_odd_sizes() {
             .and_then(|p| ev.measure(&info.space, &c, p))
         {
             Ok(_) => {}
-            Err(Failure::Invalid(_)) => continue,
+            // Over a device limit, or a compilation past the case's time limit.
+            Err(Failure::Invalid(_) | Failure::Timeout(_)) => continue,
             Err(f) => panic!("{}: {f}", info.space.describe(&c)),
         }
         measured += 1;
