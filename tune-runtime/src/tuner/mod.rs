@@ -420,9 +420,10 @@ impl<E: Evaluator> Tuner<E> {
                 // run out: check it then too (in real time; a simulated clock stands still).
                 // Only once something valid was found: a run never ends empty-handed because
                 // its first compilations were slow.
-                let real_time = state.simulated.is_none();
+                // Waits happen only when preparation runs ahead on the pool.
+                let watch = state.simulated.is_none() && ahead.is_some();
                 let live = std::cell::RefCell::new(
-                    (real_time && state.progress.valid > 0).then(|| state.progress.clone()),
+                    (watch && state.progress.valid > 0).then(|| state.progress.clone()),
                 );
                 let (start, base) = (state.start, state.base_elapsed);
                 let out_of_time = || {
@@ -446,7 +447,7 @@ impl<E: Evaluator> Tuner<E> {
                         technique.tell(&space, index, cost);
                         state.bar.update(&state.progress, abort.as_ref(), false);
                         stop = abort.done(&state.progress);
-                        if real_time && state.progress.valid > 0 {
+                        if watch && state.progress.valid > 0 {
                             *live.borrow_mut() = Some(state.progress.clone());
                         }
                         Ok(stop)
