@@ -1,8 +1,14 @@
 //! The evaluator on a fake backend: kernels are Rust closures over byte buffers, "compiled"
 //! by reading their defines, and timed by a formula of the configuration.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use super::*;
-use crate::{Param, SpaceBuilder};
+use crate::evaluate::{Evaluator, Failure, Measured};
+use crate::space::{Config, Space};
+use crate::{Param, Result, SpaceBuilder};
 
 /// A fake device: `scale` computes `y = 2 * x` (n: int, x: float*, y: float*); with `X == 4`
 /// it is the fastest candidate but wrong ("slow but wrong" inverted: fast but wrong).
