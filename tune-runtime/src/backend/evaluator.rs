@@ -6,7 +6,7 @@ use std::collections::hash_map::DefaultHasher;
 use std::collections::HashMap;
 use std::fmt;
 use std::hash::{Hash, Hasher};
-use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
@@ -59,7 +59,12 @@ pub struct KernelEvaluator<B: Backend> {
     time_limit_ns: AtomicU64,
     /// Best median so far in nanoseconds (`u64::MAX` before the first), for `slow_factor`.
     best_ns: AtomicU64,
+    /// Launches per timed sample, chosen once for the whole run (0 until chosen).
+    per_sample: AtomicUsize,
 }
+
+/// The device time one timed sample of back-to-back launches aims at.
+const SAMPLE_TARGET_NS: u128 = 1_000_000;
 
 impl<B: Backend> fmt::Debug for KernelEvaluator<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -132,6 +137,7 @@ impl<B: Backend> KernelEvaluator<B> {
             cache: Mutex::new(HashMap::new()),
             time_limit_ns: AtomicU64::new(0),
             best_ns: AtomicU64::new(u64::MAX),
+            per_sample: AtomicUsize::new(0),
         };
         ev.set_time_limit(ev.spec.time_limit);
         ev.expected = match ev.spec.reference.clone() {
@@ -153,9 +159,10 @@ impl<B: Backend> KernelEvaluator<B> {
         Ok(ev)
     }
 
-    /// Sets (or clears) the time limit of a configuration's first run; a slower configuration
-    /// is recorded as [`Failure::Timeout`] without repetitions. A tuner may set it to a
-    /// multiple of the best time so far.
+    /// Sets (or clears) the hard time limit of a configuration's first run; a slower
+    /// configuration is recorded as [`Failure::Timeout`] without repetitions. For a limit
+    /// relative to the best time so far, use [`KernelSpec::slower_than_best`], which records
+    /// slow configurations as valid.
     pub fn set_time_limit(&self, limit: Option<Duration>) {
         let ns = limit.map_or(0, |d| {
             u64::try_from(d.as_nanos()).unwrap_or(u64::MAX).max(1)
@@ -163,18 +170,59 @@ impl<B: Backend> KernelEvaluator<B> {
         self.time_limit_ns.store(ns, Ordering::Relaxed);
     }
 
-    /// The longest first run that is measured further (nanoseconds): the tighter of the
-    /// time limit and `slow_factor` times the best median so far.
-    fn first_run_limit_ns(&self) -> u128 {
-        let mut limit = match self.time_limit_ns.load(Ordering::Relaxed) {
+    /// The longest first run that is not a timeout (nanoseconds).
+    fn time_limit_ns(&self) -> u128 {
+        match self.time_limit_ns.load(Ordering::Relaxed) {
             0 => u128::MAX,
             ns => u128::from(ns),
-        };
-        let best = self.best_ns.load(Ordering::Relaxed);
-        if let (Some(f), true) = (self.spec.slow_factor, best < u64::MAX) {
-            limit = limit.min((best as f64 * f) as u128);
         }
-        limit
+    }
+
+    /// The longest first run that is measured in full (nanoseconds): `slow_factor` times the
+    /// best median so far.
+    fn slow_limit_ns(&self) -> u128 {
+        let best = self.best_ns.load(Ordering::Relaxed);
+        match (self.spec.slow_factor, best < u64::MAX) {
+            (Some(f), true) => (best as f64 * f) as u128,
+            _ => u128::MAX,
+        }
+    }
+
+    /// The launches per timed sample of this run: `None` until the first valid configuration
+    /// chose them (see [`KernelSpec::launches_per_sample`]).
+    pub fn launches_per_sample(&self) -> Option<usize> {
+        match self.per_sample.load(Ordering::Relaxed) {
+            0 => None,
+            n => Some(n),
+        }
+    }
+
+    /// The launches per timed sample: chosen once, on the first valid configuration, from a
+    /// warm launch of it (as many as fit in [`SAMPLE_TARGET_NS`], at most the spec's), then
+    /// the same for every configuration, so that all are timed alike.
+    fn per_sample(&self, buffers: &[B::Buffer], p: &PreparedKernel<B>) -> Result<usize, Failure> {
+        let most = self.spec.launches_per_sample.max(1);
+        if most == 1 {
+            return Ok(1);
+        }
+        if let Some(n) = self.launches_per_sample() {
+            return Ok(n);
+        }
+        let warm = self.launch_with(buffers, p, None, 1)?;
+        let n = match warm.as_nanos() {
+            0 => most,
+            ns => usize::try_from((SAMPLE_TARGET_NS / ns).clamp(1, most as u128)).unwrap_or(1),
+        };
+        // Another thread may have chosen first: its choice stands.
+        Ok(
+            match self
+                .per_sample
+                .compare_exchange(0, n, Ordering::Relaxed, Ordering::Relaxed)
+            {
+                Ok(_) => n,
+                Err(chosen) => chosen,
+            },
+        )
     }
 
     /// The backend.
@@ -591,7 +639,7 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             .map_err(|_| Failure::Other("buffer lock poisoned".into()))?;
         self.restore(&mut buffers)?;
         let first = self.launch_with(&buffers, &prepared, None, 1)?;
-        if first.as_nanos() > self.first_run_limit_ns() {
+        if first.as_nanos() > self.time_limit_ns() {
             return Err(Failure::Timeout(first));
         }
         let validation = if self.expected.is_some() {
@@ -602,12 +650,17 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
         } else {
             None
         };
-        // Back-to-back launches only for short kernels: at most about a millisecond of them
-        // per sample, so that a slow configuration costs no more than usual to measure.
-        let per_sample = match first.as_nanos() {
-            0 => self.spec.launches_per_sample,
-            ns => (1_000_000 / ns).clamp(1, self.spec.launches_per_sample as u128) as usize,
-        };
+        if first.as_nanos() > self.slow_limit_ns() {
+            // Valid but far slower than the best: its first run is its cost, so that
+            // techniques learn "slow", not "failed".
+            return Ok(Measured {
+                cost: first,
+                samples: vec![first.as_secs_f64()],
+                validation,
+                stopped_early: true,
+            });
+        }
+        let per_sample = self.per_sample(&buffers, &prepared)?;
         for _ in 0..self.spec.warmups {
             self.launch_with(&buffers, &prepared, None, per_sample)?;
         }
@@ -617,7 +670,7 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
         }
         for _ in 0..self.spec.repetitions {
             let t = self.launch_with(&buffers, &prepared, None, per_sample)?;
-            samples.push(t / per_sample as u32);
+            samples.push(per_launch(t, per_sample));
         }
         let mut sorted = samples.clone();
         sorted.sort();
@@ -628,12 +681,19 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             cost,
             samples: samples.iter().map(Duration::as_secs_f64).collect(),
             validation,
+            stopped_early: false,
         })
     }
 
     fn device(&self) -> String {
         self.backend.device().describe()
     }
+}
+
+/// The time of one launch of a sample of `count` back-to-back launches.
+fn per_launch(sample: Duration, count: usize) -> Duration {
+    let ns = sample.as_nanos() / count.max(1) as u128;
+    Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
 }
 
 fn median(sorted: &[Duration]) -> Duration {

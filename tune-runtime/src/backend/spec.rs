@@ -215,14 +215,20 @@ impl KernelSpec {
         self.repetitions = n.max(1);
         self
     }
-    /// Launches per timed sample (default 1): each sample launches the kernel `n` times back
-    /// to back and divides the device time of the whole sequence by `n`. For kernels of a few
+    /// Launches per timed sample (default 1): each sample launches the kernel back to back
+    /// and divides the device time of the whole sequence by the count. For kernels of a few
     /// microseconds, where a single launch's device time is mostly launch latency: back to
     /// back (on CUDA, replayed from a graph), what is left is the kernel and the gap between
-    /// two kernels, as in an application that calls it in a loop. Fewer launches are made
-    /// when the first run shows that `n` of them would take more than about a millisecond
-    /// (a slow configuration is then measured as usual). Validation checks the output of
-    /// the first run only.
+    /// two kernels, as in an application that calls it in a loop. Validation checks the
+    /// output of the first run only.
+    ///
+    /// The count is chosen once per evaluator (one kernel and input), so that every
+    /// configuration is timed alike: on the first valid configuration measured, as many
+    /// launches as fit in about a millisecond of one warm launch of it, at most `n`
+    /// ([`KernelEvaluator::launches_per_sample`](super::KernelEvaluator::launches_per_sample)
+    /// tells the choice). A configuration much slower than that first one then takes
+    /// proportionally longer to measure; [`KernelSpec::slower_than_best`] stops hopeless ones
+    /// after their first run.
     ///
     /// Where the runtime's enqueue is slower than the kernel, back-to-back launches measure
     /// the runtime instead: NVIDIA's OpenCL (driver 580) takes about 10 us per enqueue,
@@ -264,19 +270,23 @@ impl KernelSpec {
         self
     }
 
-    /// Stops measuring a configuration whose first run takes longer than `limit`: it is
-    /// recorded as [`Failure::Timeout`] without its warm-ups and repetitions (see also
-    /// [`KernelEvaluator::set_time_limit`], which a tuner can tighten as it finds faster
-    /// configurations).
+    /// A hard limit: a configuration whose first run takes longer than `limit` is recorded as
+    /// [`Failure::Timeout`], without validation, warm-ups or repetitions (see also
+    /// [`KernelEvaluator::set_time_limit`](super::KernelEvaluator::set_time_limit)). To stop
+    /// measuring configurations that are merely far slower than the best, use
+    /// [`KernelSpec::slower_than_best`], which records them as valid.
     pub fn time_limit(mut self, limit: Duration) -> Self {
         self.time_limit = Some(limit);
         self
     }
 
     /// Stops measuring a configuration whose first run takes more than `factor` times the
-    /// best median measured so far by this evaluator: it is recorded as
-    /// [`Failure::Timeout`] without repetitions. Saves the repetitions of hopeless
-    /// configurations (a work-item doing a whole vector); `factor` is clamped to at least 1.
+    /// best median measured so far by this evaluator: its output is still validated, and a
+    /// right one is recorded as valid with the first run's time as its cost and
+    /// [`Measured::stopped_early`](crate::Measured::stopped_early) set, without warm-ups and
+    /// repetitions. Saves the repetitions of hopeless configurations (a work-item doing a
+    /// whole vector) while techniques still learn that they are slow, not failed; `factor`
+    /// is clamped to at least 1.
     pub fn slower_than_best(mut self, factor: f64) -> Self {
         self.slow_factor = Some(factor.max(1.0));
         self
