@@ -4,12 +4,14 @@
 use std::fmt;
 use std::time::Duration;
 
+use serde::{Deserialize, Serialize};
+
 use crate::evaluate::Failure;
 use crate::Result;
 
 /// What a backend tells about its device: identity (for the results database and the program
 /// cache) and the limits the evaluator checks before compiling.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct DeviceInfo {
     /// The backend's name: `"opencl"`, `"cuda"`, ...
     pub backend: String,
@@ -45,7 +47,7 @@ impl DeviceInfo {
 
 /// Limits of one compiled kernel, which the evaluator checks after compilation (a kernel that
 /// uses many registers allows fewer work-items per work-group than the device).
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
+#[derive(Clone, Debug, Default, PartialEq, Eq, Serialize, Deserialize)]
 pub struct KernelLimits {
     /// Most work-items per work-group for this kernel (`CL_KERNEL_WORK_GROUP_SIZE`,
     /// `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`).
@@ -83,7 +85,7 @@ impl CompileRequest<'_> {
 /// The launch geometry, in OpenCL terms: `global` work-items in total per dimension, grouped
 /// into work-groups of `local`. CUDA backends use [`LaunchDims::grid`] and `local` as the
 /// block.
-#[derive(Clone, Debug, PartialEq, Eq)]
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
 pub struct LaunchDims {
     /// Number of dimensions used (1 to 3); unused dimensions are 1.
     pub dims: usize,
