@@ -55,7 +55,7 @@ pub mod isolated;
 #[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
 pub mod opencl;
 
-mod conformance;
+pub mod conformance;
 mod device;
 mod evaluator;
 mod host;
