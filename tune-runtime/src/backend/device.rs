@@ -207,3 +207,24 @@ pub trait Backend: Send + Sync + 'static {
         true
     }
 }
+
+/// A copy between the host and a device buffer.
+#[derive(Clone, Copy, Debug)]
+pub(crate) enum Transfer {
+    /// Host to device.
+    Write,
+    /// Device to host.
+    Read,
+}
+
+/// Checks that a copy of `len` bytes fits a buffer of `capacity` bytes (backends check it
+/// before they touch the device); the error says what did not fit.
+pub(crate) fn check_fits(t: Transfer, len: usize, capacity: usize) -> Result<(), String> {
+    if len <= capacity {
+        return Ok(());
+    }
+    Err(match t {
+        Transfer::Write => format!("writing {len} bytes into a buffer of {capacity}"),
+        Transfer::Read => format!("reading {len} bytes from a buffer of {capacity}"),
+    })
+}

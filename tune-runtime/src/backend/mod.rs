@@ -62,6 +62,7 @@ mod host;
 mod spec;
 mod validate;
 
+pub(crate) use device::{check_fits, Transfer};
 pub use device::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
 pub use evaluator::{KernelEvaluator, PreparedKernel};
 pub use host::{BufferArg, Element, HostArgs, HostData};

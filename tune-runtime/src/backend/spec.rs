@@ -127,7 +127,7 @@ impl KernelSpec {
         mut self,
         f: impl Fn(&Config) -> [usize; D] + Send + Sync + 'static,
     ) -> Self {
-        self.sizes = Some(Sizes::Global(Arc::new(move |c| f(c).to_vec())));
+        self.sizes = Some(Sizes::Global(sizes(f)));
         self
     }
     /// The number of work-groups (CUDA's grid) per dimension, instead of [`KernelSpec::global`]:
@@ -136,7 +136,7 @@ impl KernelSpec {
         mut self,
         f: impl Fn(&Config) -> [usize; D] + Send + Sync + 'static,
     ) -> Self {
-        self.sizes = Some(Sizes::Grid(Arc::new(move |c| f(c).to_vec())));
+        self.sizes = Some(Sizes::Grid(sizes(f)));
         self
     }
     /// The local size (work-group, CUDA's block) as an expression of the configuration. Without
@@ -145,7 +145,7 @@ impl KernelSpec {
         mut self,
         f: impl Fn(&Config) -> [usize; D] + Send + Sync + 'static,
     ) -> Self {
-        self.local = Some(Arc::new(move |c| f(c).to_vec()));
+        self.local = Some(sizes(f));
         self
     }
     /// Rounds the global size up to a multiple of the local size (the kernel must then check
@@ -309,6 +309,13 @@ impl KernelSpec {
         out.extend(self.defines.iter().cloned());
         out
     }
+}
+
+/// Sizes of 1 to 3 dimensions as a function of the configuration.
+fn sizes<const D: usize>(
+    f: impl Fn(&Config) -> [usize; D] + Send + Sync + 'static,
+) -> ConfigFn<Vec<usize>> {
+    Arc::new(move |c| f(c).to_vec())
 }
 
 /// The preprocessor defines of a configuration: `NAME=value` per parameter (bool as 0/1, enum

@@ -14,7 +14,9 @@ use cudarc::nvrtc::Ptx;
 use super::compile::{self, Arch, Compiled};
 use super::device::{CudaDevice, CudaProps, DeviceSelector};
 use super::launch::{check_device_limits, check_kernel_limits, Geometry, KernelAttributes};
-use crate::backend::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
+use crate::backend::{
+    check_fits, Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims, Transfer,
+};
 use crate::{Error, Failure, Result};
 
 fn backend_err(message: impl Into<String>) -> Error {
@@ -413,13 +415,7 @@ impl Backend for Cuda {
             self.rebuild(&mut st)
                 .map_err(|f| backend_err(f.to_string()))?;
         }
-        if data.len() > buffer.bytes {
-            return Err(backend_err(format!(
-                "writing {} bytes into a buffer of {}",
-                data.len(),
-                buffer.bytes
-            )));
-        }
+        check_fits(Transfer::Write, data.len(), buffer.bytes).map_err(backend_err)?;
         if data.is_empty() {
             return Ok(());
         }
@@ -440,13 +436,7 @@ impl Backend for Cuda {
 
     fn read(&self, buffer: &CudaBuffer, out: &mut [u8]) -> Result<()> {
         let st = self.lock().map_err(|f| backend_err(f.to_string()))?;
-        if out.len() > buffer.bytes {
-            return Err(backend_err(format!(
-                "reading {} bytes from a buffer of {}",
-                out.len(),
-                buffer.bytes
-            )));
-        }
+        check_fits(Transfer::Read, out.len(), buffer.bytes).map_err(backend_err)?;
         if out.is_empty() {
             return Ok(());
         }

@@ -13,7 +13,9 @@ use super::process::{CallError, Worker};
 use super::shared::{nanos, write_timeout, Launcher, Shared};
 use super::wire::{self, Arg, Bytes, Handle, Reply, Request, TargetSpec};
 use super::{lock, Target, CACHE_BYTES, MAX_KNOWN_CONTENTS};
-use crate::backend::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
+use crate::backend::{
+    check_fits, Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims, Transfer,
+};
 use crate::evaluate::Failure;
 use crate::{Error, Result};
 
@@ -305,11 +307,22 @@ impl fmt::Debug for IsolatedBuffer {
 
 impl Drop for IsolatedBuffer {
     fn drop(&mut self) {
-        if let Some(w) = self.shared.upgrade().and_then(|s| s.live()) {
-            if lock(&w.buffers).remove(&self.handle) {
-                w.notify(&Request::Free(Handle::Buffer(self.handle)));
-            }
-        }
+        free(&self.shared, Handle::Buffer(self.handle));
+    }
+}
+
+/// Frees `handle` in the current worker, if that worker has it (an earlier worker's handles
+/// went with it).
+fn free(shared: &Weak<Shared>, handle: Handle) {
+    let Some(w) = shared.upgrade().and_then(|s| s.live()) else {
+        return;
+    };
+    let held = match handle {
+        Handle::Buffer(h) => lock(&w.buffers).remove(&h),
+        Handle::Kernel(h) => lock(&w.kernels).remove(&h),
+    };
+    if held {
+        w.notify(&Request::Free(handle));
     }
 }
 
@@ -361,11 +374,7 @@ impl fmt::Debug for IsolatedKernel {
 
 impl Drop for IsolatedKernel {
     fn drop(&mut self) {
-        if let Some(w) = self.shared.upgrade().and_then(|s| s.live()) {
-            if lock(&w.kernels).remove(&self.handle) {
-                w.notify(&Request::Free(Handle::Kernel(self.handle)));
-            }
-        }
+        free(&self.shared, Handle::Kernel(self.handle));
     }
 }
 
@@ -431,13 +440,7 @@ impl Backend for Isolated {
     }
 
     fn write(&self, buffer: &mut IsolatedBuffer, data: &[u8]) -> Result<()> {
-        if data.len() > buffer.bytes {
-            return Err(self.err(format!(
-                "writing {} bytes into a buffer of {}",
-                data.len(),
-                buffer.bytes
-            )));
-        }
+        check_fits(Transfer::Write, data.len(), buffer.bytes).map_err(|m| self.err(m))?;
         let w = self.shared.worker()?;
         self.ensure_buffer(&w, buffer)?;
         let hash = wire::content_hash(data);
@@ -475,13 +478,7 @@ impl Backend for Isolated {
     }
 
     fn read(&self, buffer: &IsolatedBuffer, out: &mut [u8]) -> Result<()> {
-        if out.len() > buffer.bytes {
-            return Err(self.err(format!(
-                "reading {} bytes from a buffer of {}",
-                out.len(),
-                buffer.bytes
-            )));
-        }
+        check_fits(Transfer::Read, out.len(), buffer.bytes).map_err(|m| self.err(m))?;
         if out.is_empty() {
             return Ok(());
         }
