@@ -138,7 +138,7 @@ impl<B: Backend + ?Sized> fmt::Debug for LaunchArg<'_, B> {
 /// A compute device that compiles, launches and times kernels: implemented in the `opencl`
 /// and `cuda` modules, and by fakes in tests.
 ///
-/// All methods take `&self`: [`KernelEvaluator`] calls [`Backend::compile`] from several
+/// All methods take `&self`: [`KernelEvaluator`](super::KernelEvaluator) calls [`Backend::compile`] from several
 /// threads at once, and the other methods from one thread at a time.
 #[diagnostic::on_unimplemented(
     message = "`{Self}` is not a kernel backend",

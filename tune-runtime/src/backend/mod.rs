@@ -1,18 +1,18 @@
 //! Kernel backends: one [`Backend`] trait (device, compile, launch, timer), implemented for
 //! OpenCL (`opencl` feature) and CUDA (`cuda` feature), and the backend-independent
-//! [`KernelEvaluator`] that turns a [`KernelSpec`] into an [`Evaluator`].
+//! [`KernelEvaluator`] that turns a [`KernelSpec`] into an [`Evaluator`](crate::Evaluator).
 //!
 //! A [`KernelSpec`] says what to run for a configuration: the kernel source and name, the
 //! tuning parameters (every one becomes a preprocessor define `-DNAME=value`), the global and
 //! local sizes as expressions of the configuration, the arguments, how to time and how to
 //! validate. The evaluator
 //! - rejects configurations over the device's limits before compiling them
-//!   ([`Failure::Invalid`]),
-//! - compiles in [`Evaluator::prepare`] (called from several CPU threads at once) with a
+//!   ([`Failure::Invalid`](crate::Failure::Invalid)),
+//! - compiles in [`Evaluator::prepare`](crate::Evaluator::prepare) (called from several CPU threads at once) with a
 //!   program cache keyed by source, defines, options, device and driver version,
-//! - in [`Evaluator::measure`] restores every buffer to its initial contents, launches once and
+//! - in [`Evaluator::measure`](crate::Evaluator::measure) restores every buffer to its initial contents, launches once and
 //!   validates the output, then runs the warm-ups and the timed repetitions; the cost is the
-//!   median device time, and every repetition is kept in [`Measured::samples`].
+//!   median device time, and every repetition is kept in [`Measured::samples`](crate::Measured::samples).
 //!
 //! ```no_run
 //! # #[cfg(feature = "opencl")]
@@ -43,7 +43,7 @@
 //! The module's pieces, one job each: [`Backend`] and what it exchanges with the evaluator
 //! (`device`), typed host data and buffers (`host`), the [`KernelSpec`] builder (`spec`),
 //! tolerances and references (`validate`), the [`KernelEvaluator`] (`evaluator`) and the
-//! conformance suite every backend passes (`conformance`, [`testgen_backend!`]).
+//! conformance suite every backend passes (`conformance`, [`testgen_backend!`](crate::testgen_backend)).
 
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]

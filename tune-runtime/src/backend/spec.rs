@@ -271,7 +271,7 @@ impl KernelSpec {
     }
 
     /// A hard limit: a configuration whose first run takes longer than `limit` is recorded as
-    /// [`Failure::Timeout`], without validation, warm-ups or repetitions (see also
+    /// [`Failure::Timeout`](crate::Failure::Timeout), without validation, warm-ups or repetitions (see also
     /// [`KernelEvaluator::set_time_limit`](super::KernelEvaluator::set_time_limit)). To stop
     /// measuring configurations that are merely far slower than the best, use
     /// [`KernelSpec::slower_than_best`], which records them as valid.
@@ -293,7 +293,7 @@ impl KernelSpec {
     }
 
     /// Stops waiting for a compilation after `limit`: the configuration is recorded as
-    /// [`Failure::Timeout`] (a kernel unrolled into tens of thousands of instructions can
+    /// [`Failure::Timeout`](crate::Failure::Timeout) (a kernel unrolled into tens of thousands of instructions can
     /// keep a driver's compiler busy for minutes). Compilers cannot be interrupted, so the
     /// compilation finishes on a thread of its own and its result is dropped.
     pub fn compile_time_limit(mut self, limit: Duration) -> Self {

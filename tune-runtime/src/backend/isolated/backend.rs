@@ -21,11 +21,11 @@ use crate::{Error, Result};
 
 /// A [`Backend`] that forwards every operation to a real backend in a worker process, and
 /// replaces the worker when it dies, hangs or reports its device unusable. See the
-/// [module docs](self).
+/// [module docs](super).
 ///
 /// After a worker is replaced, the state of the old one is rebuilt lazily: a kernel compiled
 /// by it is compiled again before its next launch, a buffer is allocated again (zeroed) at its
-/// next use; [`KernelEvaluator`](super::KernelEvaluator) restores input buffers before every measurement anyway.
+/// next use; [`KernelEvaluator`](crate::backend::KernelEvaluator) restores input buffers before every measurement anyway.
 pub struct Isolated {
     pub(super) shared: Arc<Shared>,
     info: DeviceInfo,

@@ -3,15 +3,15 @@
 //!
 //! Use it when kernels of the search space may
 //! - hang (an endless loop for some parameters): a launch that runs past
-//!   [`Isolated::hang_timeout`] is recorded as [`Failure::Timeout`] and the worker is killed;
+//!   [`Isolated::hang_timeout`] is recorded as [`Failure::Timeout`](crate::Failure::Timeout) and the worker is killed;
 //! - crash the process (an out-of-bounds write on a CPU OpenCL device segfaults the program
-//!   that runs it): the launch is a [`Failure::Launch`] that names the signal;
+//!   that runs it): the launch is a [`Failure::Launch`](crate::Failure::Launch) that names the signal;
 //! - poison the CUDA context (`CUDA_ERROR_ILLEGAL_ADDRESS` and the other "sticky" errors leave
 //!   the whole process unable to use the GPU, even through a new context): the launch is the
-//!   backend's own [`Failure::Launch`], and the worker exits after reporting it.
+//!   backend's own [`Failure::Launch`](crate::Failure::Launch), and the worker exits after reporting it.
 //!
 //! In each case the next request starts a fresh worker on the same device and the tuning run
-//! goes on. [`Isolated`] implements [`Backend`], so a
+//! goes on. [`Isolated`] implements [`Backend`](crate::backend::Backend), so a
 //! [`KernelEvaluator<Isolated>`](super::KernelEvaluator) evaluates a
 //! [`KernelSpec`](super::KernelSpec) unchanged: sizes, references and comparators stay
 //! closures in the parent; only kernel sources, buffer contents and launch geometry cross the

@@ -61,7 +61,7 @@ pub(super) fn constructor_serves(worker: bool, entry: Option<&OsStr>) -> bool {
 /// Call it first thing in `main`, before the program starts threads (it removes the
 /// worker's variables from the environment) or reads its arguments: in a worker it never
 /// returns, and none of the rest of `main` runs. Programs whose workers are started by
-/// [`Isolated::new`] do not need it: a static constructor serves them before `main`
+/// [`Isolated::new`](super::Isolated::new) do not need it: a static constructor serves them before `main`
 /// (Linux).
 ///
 /// ```no_run
