@@ -304,7 +304,7 @@ fn main() -> ExitCode {
         small_gemms_are_timed_back_to_back,
     );
     let gpu = probe();
-    let tests: [(&str, fn(Arc<Cuda>)); 6] = [
+    let tests: [harness::DeviceTest<Arc<Cuda>>; 6] = [
         (
             "saxpy_measures_and_validates_on_the_gpu",
             saxpy_measures_and_validates_on_the_gpu,

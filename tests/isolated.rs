@@ -240,7 +240,7 @@ __kernel void scale(const int n, const __global float* x, __global float* y) {
         let shared = probe.map(|(d, _)| d);
         let query = probe.map(|(_, q)| q);
         let mut suite = harness::Suite::new();
-        let on_shared: [(&str, fn(Arc<Isolated>)); 3] = [
+        let on_shared: [harness::DeviceTest<Arc<Isolated>>; 3] = [
             (
                 "a_correct_kernel_measures_and_validates",
                 a_correct_kernel_measures_and_validates,
@@ -254,7 +254,7 @@ __kernel void scale(const int n, const __global float* x, __global float* y) {
         for (name, f) in on_shared {
             suite.device(&shared, name, f);
         }
-        let on_their_own: [(&str, fn(String)); 4] = [
+        let on_their_own: [harness::DeviceTest<String>; 4] = [
             (
                 "a_hanging_kernel_times_out_and_the_next_configuration_measures",
                 a_hanging_kernel_times_out_and_the_next_configuration_measures,

@@ -291,7 +291,7 @@ const BROKEN: &str = "__kernel void scale(const int n) { syntax error }";
 fn main() -> ExitCode {
     let probe = probe();
     let mut suite = harness::Suite::new();
-    let tests: [(&str, fn(Arc<OpenCl>)); 13] = [
+    let tests: [harness::DeviceTest<Arc<OpenCl>>; 13] = [
         ("device_listing_and_selection", device_listing_and_selection),
         (
             "measures_validates_and_keeps_samples",

@@ -13,6 +13,9 @@ use std::sync::{Mutex, PoisonError};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 
+/// A device test: its name and its function.
+pub type DeviceTest<D> = (&'static str, fn(D));
+
 /// Held by every device test while it runs.
 static DEVICE: Mutex<()> = Mutex::new(());
 
