@@ -64,7 +64,7 @@ impl Isolated {
     ///
     /// ```no_run
     /// # #[cfg(feature = "opencl")]
-    /// # fn main() -> tune_runtime::Result<()> {
+    /// # fn main() -> Result<(), Box<dyn std::error::Error>> {
     /// use tune_runtime::backend::isolated::{worker_main, Isolated, Target};
     ///
     /// // In the worker program (here the program itself), first thing in `main`:
