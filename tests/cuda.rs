@@ -1,12 +1,13 @@
-//! CUDA backend tests. The GPU tests skip when no CUDA device is usable, unless
-//! `TUNE_REQUIRE_CUDA=1` (then a missing device fails them). On the GPU machine:
+//! CUDA backend tests. Without a usable CUDA device the GPU tests are reported as ignored,
+//! unless `TUNE_REQUIRE_CUDA=1` (then they fail). On the GPU machine:
 //! `TUNE_REQUIRE_CUDA=1 cargo test --release --features cuda --test cuda`
-#![cfg(feature = "cuda")]
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../examples/common/mod.rs"]
 mod common;
+mod harness;
 
+use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -17,28 +18,26 @@ use tune::cuda::Cuda;
 use tune::search::Random;
 use tune::{Error, Evaluator, Failure, Param, Space, SpaceBuilder, Tuner, TuningResult};
 
-/// The backend, or `None` (test skipped) when CUDA is missing and not required.
-fn gpu() -> Option<Arc<Cuda>> {
-    match Cuda::open(0) {
-        Ok(c) => Some(Arc::new(c)),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNE_REQUIRE_CUDA").as_deref() != Ok("1"),
-                "TUNE_REQUIRE_CUDA=1 but CUDA is unusable: {e}"
-            );
-            eprintln!("skipped: {e}");
-            None
-        }
-    }
+/// The backend, or why there is none (the GPU tests are then ignored, or fail with
+/// `TUNE_REQUIRE_CUDA=1`).
+fn probe() -> harness::Probe<Arc<Cuda>> {
+    let gpu = Cuda::open(0).map(Arc::new).map_err(|e| e.to_string());
+    harness::Probe::new("cuda", gpu, "TUNE_REQUIRE_CUDA")
 }
 
-#[test]
-fn missing_cuda_is_backend_unavailable() {
+/// The machine has no CUDA driver library: what the no-driver test needs.
+fn no_driver() -> harness::Probe<()> {
     // SAFETY: only tries to load the library.
     let driver = unsafe { tune::cuda::cudarc::driver::sys::is_culib_present() };
-    if driver {
-        return; // the GPU tests cover this machine
-    }
+    let absent = if driver {
+        Err("the CUDA driver is installed here; the GPU tests cover this machine".into())
+    } else {
+        Ok(())
+    };
+    harness::Probe::optional("no-driver", absent)
+}
+
+fn missing_cuda_is_backend_unavailable(_: ()) {
     match Cuda::open(0) {
         Err(Error::BackendUnavailable { backend, reason }) => {
             assert_eq!(backend, "cuda");
@@ -50,7 +49,6 @@ fn missing_cuda_is_backend_unavailable() {
     assert!(Cuda::open("H200").is_err());
 }
 
-#[test]
 fn spaces_of_the_case_studies() {
     let s = cc::sgemm_space(4096, 4096, 4096).unwrap();
     assert!(s.len() > 1000, "{}", s.len());
@@ -88,7 +86,6 @@ fn spaces_of_the_case_studies() {
     );
 }
 
-#[test]
 fn small_gemms_are_timed_back_to_back() {
     // ATF's IS1-IS4 (M, N, K), then a large size: 64 launches per sample for XgemmDirect and
     // for cuBLAS alike below 1e8 flops.
@@ -132,9 +129,7 @@ fn saxpy_spec(n: usize) -> KernelSpec {
     saxpy_like(include_str!("../kernels/saxpy.cu"), n)
 }
 
-#[test]
-fn saxpy_measures_and_validates_on_the_gpu() {
-    let Some(cuda) = gpu() else { return };
+fn saxpy_measures_and_validates_on_the_gpu(cuda: Arc<Cuda>) {
     let n = 1 << 16;
     let space = saxpy_space(n);
     let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, saxpy_spec(n)).unwrap();
@@ -151,9 +146,7 @@ fn saxpy_measures_and_validates_on_the_gpu() {
     assert!(eval.device().contains("cuda"));
 }
 
-#[test]
-fn every_failure_kind_is_recorded() {
-    let Some(cuda) = gpu() else { return };
+fn every_failure_kind_is_recorded(cuda: Arc<Cuda>) {
     let n = 1 << 12;
     let space = saxpy_space(n);
     let c = space
@@ -234,9 +227,7 @@ fn failures(r: &TuningResult<Duration>) -> Vec<String> {
         .collect()
 }
 
-#[test]
-fn sgemm_configurations_are_right_on_the_gpu() {
-    let Some(cuda) = gpu() else { return };
+fn sgemm_configurations_are_right_on_the_gpu(cuda: Arc<Cuda>) {
     let (m, n, k) = (256usize, 512usize, 128usize);
     let a = cc::random_f32(m * k, 3);
     let b = cc::random_f32(k * n, 4);
@@ -251,9 +242,7 @@ fn sgemm_configurations_are_right_on_the_gpu() {
     assert!(r.valid >= 24, "{} valid: {:?}", r.valid, failures(&r));
 }
 
-#[test]
-fn xgemm_direct_is_right_on_the_gpu() {
-    let Some(cuda) = gpu() else { return };
+fn xgemm_direct_is_right_on_the_gpu(cuda: Arc<Cuda>) {
     // IS2, timed over 64 back-to-back launches per sample.
     let (info, spec) = cc::xgemm_direct(20, 576, 25).unwrap().split();
     let eval = KernelEvaluator::<Cuda>::new(cuda, &info.space, spec).unwrap();
@@ -263,9 +252,7 @@ fn xgemm_direct_is_right_on_the_gpu() {
     assert!(r.valid >= 24, "{} valid: {:?}", r.valid, failures(&r));
 }
 
-#[test]
-fn sgemm_tune_case_completes_with_no_wrong_results() {
-    let Some(cuda) = gpu() else { return };
+fn sgemm_tune_case_completes_with_no_wrong_results(cuda: Arc<Cuda>) {
     let case = cc::sgemm(256, 256, 256, cc::SgemmCheck::Host).unwrap();
     let start = cc::sgemm_classic(&case.space).into_iter().collect();
     let budget = common::Budget {
@@ -286,9 +273,7 @@ fn sgemm_tune_case_completes_with_no_wrong_results() {
     assert!(r.best.scalar > 0.0);
 }
 
-#[test]
-fn cublas_is_timed_per_call_and_right() {
-    let Some(cuda) = gpu() else { return };
+fn cublas_is_timed_per_call_and_right(cuda: Arc<Cuda>) {
     let (m, n, k) = (20usize, 576usize, 25usize);
     let (a, b) = cc::xgemm_direct_inputs(m, n, k);
     let want = cc::sgemm_host(m, n, k, &a, &b);
@@ -304,4 +289,49 @@ fn cublas_is_timed_per_call_and_right() {
         per_call > 0.0 && per_call < one * 2.0,
         "{per_call} vs {one}"
     );
+}
+
+fn main() -> ExitCode {
+    let mut suite = harness::Suite::new();
+    suite.device(
+        &no_driver(),
+        "missing_cuda_is_backend_unavailable",
+        missing_cuda_is_backend_unavailable,
+    );
+    suite.test("spaces_of_the_case_studies", spaces_of_the_case_studies);
+    suite.test(
+        "small_gemms_are_timed_back_to_back",
+        small_gemms_are_timed_back_to_back,
+    );
+    let gpu = probe();
+    let tests: [harness::DeviceTest<Arc<Cuda>>; 6] = [
+        (
+            "saxpy_measures_and_validates_on_the_gpu",
+            saxpy_measures_and_validates_on_the_gpu,
+        ),
+        (
+            "every_failure_kind_is_recorded",
+            every_failure_kind_is_recorded,
+        ),
+        (
+            "sgemm_configurations_are_right_on_the_gpu",
+            sgemm_configurations_are_right_on_the_gpu,
+        ),
+        (
+            "xgemm_direct_is_right_on_the_gpu",
+            xgemm_direct_is_right_on_the_gpu,
+        ),
+        (
+            "sgemm_tune_case_completes_with_no_wrong_results",
+            sgemm_tune_case_completes_with_no_wrong_results,
+        ),
+        (
+            "cublas_is_timed_per_call_and_right",
+            cublas_is_timed_per_call_and_right,
+        ),
+    ];
+    for (name, f) in tests {
+        suite.device(&gpu, name, f);
+    }
+    suite.run()
 }

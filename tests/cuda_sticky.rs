@@ -2,27 +2,21 @@
 //! and every later launch fails cleanly too. Its own test binary, because the driver keeps
 //! the whole process in the error state. On the GPU machine:
 //! `TUNE_REQUIRE_CUDA=1 cargo test --release --features cuda --test cuda_sticky`
-#![cfg(feature = "cuda")]
+//! Without a usable CUDA device the tests are reported as ignored, unless
+//! `TUNE_REQUIRE_CUDA=1` (then they fail).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod harness;
+
+use std::process::ExitCode;
 use std::sync::Arc;
 
+use tune::backend::isolated::Isolated;
 use tune::backend::{BufferArg, KernelEvaluator, KernelSpec};
 use tune::cuda::Cuda;
 use tune::{Evaluator, Failure, Param, SpaceBuilder};
 
-#[test]
-fn a_faulting_kernel_is_a_launch_failure() {
-    let cuda = match Cuda::open(0) {
-        Ok(c) => Arc::new(c),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNE_REQUIRE_CUDA").as_deref() != Ok("1"),
-                "{e}"
-            );
-            return;
-        }
-    };
+fn a_faulting_kernel_is_a_launch_failure(cuda: Arc<Cuda>) {
     let space = SpaceBuilder::new()
         .param(Param::<u32>::values("BS", [128]))
         .build()
@@ -56,26 +50,11 @@ fn a_faulting_kernel_is_a_launch_failure() {
     }
 }
 
-/// The CUDA device in a worker process (`None` to skip). The parent never touches the GPU
-/// itself: the test above may have poisoned this process's CUDA state already.
-fn isolated_cuda() -> Option<tune::backend::isolated::Isolated> {
-    match tune::backend::isolated::Isolated::cuda("0") {
-        Ok(c) => Some(c),
-        Err(e) => {
-            assert!(
-                std::env::var("TUNE_REQUIRE_CUDA").as_deref() != Ok("1"),
-                "{e}"
-            );
-            eprintln!("skipped: no CUDA device ({e})");
-            None
-        }
-    }
-}
-
-#[test]
-fn isolated_a_faulting_kernel_is_a_launch_failure_and_the_next_configuration_measures() {
-    use tune::backend::isolated::Isolated;
-    let Some(cuda) = isolated_cuda() else { return };
+/// The CUDA device in a worker process. The parent never touches the GPU itself: the test
+/// above may have poisoned this process's CUDA state already.
+fn isolated_a_faulting_kernel_is_a_launch_failure_and_the_next_configuration_measures(
+    cuda: Arc<Isolated>,
+) {
     const N: usize = 1024;
     let space = SpaceBuilder::new()
         .param(Param::<u32>::values("MODE", [0, 1]))
@@ -123,16 +102,7 @@ fn isolated_a_faulting_kernel_is_a_launch_failure_and_the_next_configuration_mea
     assert_eq!(eval.backend().restarts(), 1);
 }
 
-#[test]
-fn isolated_cuda_without_a_driver_is_unavailable_not_a_panic() {
-    // SAFETY: only checks whether the libraries can be loaded.
-    let present = unsafe {
-        tune::cuda::cudarc::driver::sys::is_culib_present()
-            && tune::cuda::cudarc::nvrtc::sys::is_culib_present()
-    };
-    if present {
-        return;
-    }
+fn isolated_cuda_without_a_driver_is_unavailable_not_a_panic(_: ()) {
     match tune::backend::isolated::Isolated::cuda("0") {
         Err(tune::Error::BackendUnavailable { backend, reason }) => {
             assert_eq!(backend, "cuda");
@@ -140,4 +110,42 @@ fn isolated_cuda_without_a_driver_is_unavailable_not_a_panic() {
         }
         other => panic!("expected the backend to be unavailable, got {other:?}"),
     }
+}
+
+fn main() -> ExitCode {
+    // Probed before any test runs: the first one poisons this process's CUDA state.
+    let gpu = Cuda::open(0).map(Arc::new).map_err(|e| e.to_string());
+    let gpu = harness::Probe::new("cuda", gpu, "TUNE_REQUIRE_CUDA");
+    let worker = Isolated::cuda("0").map(Arc::new).map_err(|e| e.to_string());
+    let worker = harness::Probe::new("cuda", worker, "TUNE_REQUIRE_CUDA");
+    // SAFETY: only checks whether the libraries can be loaded.
+    let present = unsafe {
+        tune::cuda::cudarc::driver::sys::is_culib_present()
+            && tune::cuda::cudarc::nvrtc::sys::is_culib_present()
+    };
+    let no_driver = harness::Probe::optional(
+        "no-driver",
+        if present {
+            Err("CUDA is installed here; the GPU tests cover this machine".to_string())
+        } else {
+            Ok(())
+        },
+    );
+    let mut suite = harness::Suite::new();
+    suite.device(
+        &gpu,
+        "a_faulting_kernel_is_a_launch_failure",
+        a_faulting_kernel_is_a_launch_failure,
+    );
+    suite.device(
+        &worker,
+        "isolated_a_faulting_kernel_is_a_launch_failure_and_the_next_configuration_measures",
+        isolated_a_faulting_kernel_is_a_launch_failure_and_the_next_configuration_measures,
+    );
+    suite.device(
+        &no_driver,
+        "isolated_cuda_without_a_driver_is_unavailable_not_a_panic",
+        isolated_cuda_without_a_driver_is_unavailable_not_a_panic,
+    );
+    suite.run()
 }

@@ -1,13 +1,16 @@
 //! The OpenCL backend on a real device (PoCL in CI): evaluator behaviour, every failure kind,
 //! validation, and each case study end to end at small sizes and short budgets.
 //!
-//! Without an OpenCL device the tests print how to get one and pass, unless `CI` is set.
+//! Without an OpenCL device the tests are reported as ignored (the runner says how to get
+//! one), unless `CI` is set: then they fail. They run one at a time (see `harness`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 #[path = "../examples/common/mod.rs"]
 mod common;
+mod harness;
 
-use std::sync::{Arc, OnceLock};
+use std::process::ExitCode;
+use std::sync::Arc;
 use std::time::Duration;
 
 use tune::backend::opencl::OpenCl;
@@ -15,28 +18,17 @@ use tune::backend::{Backend, BufferArg, KernelEvaluator, KernelSpec, ReferenceKe
 use tune::{Error, Evaluator, Failure, Param, Space, SpaceBuilder};
 
 /// The device: `TUNE_OPENCL_DEVICE` if set, else PoCL if present, else the first one.
-fn device() -> Option<Arc<OpenCl>> {
-    static DEV: OnceLock<Option<Arc<OpenCl>>> = OnceLock::new();
-    DEV.get_or_init(|| {
-        let found = match std::env::var("TUNE_OPENCL_DEVICE") {
-            Ok(q) => OpenCl::select(&q),
-            Err(_) => OpenCl::select("portable").or_else(|_| OpenCl::first()),
-        };
-        match found {
-            Ok(d) => Some(Arc::new(d)),
-            Err(e) if std::env::var_os("CI").is_some() => {
-                panic!("CI needs an OpenCL device: {e}")
-            }
-            Err(e) => {
-                eprintln!(
-                    "skipped: no OpenCL device ({e}); get one with `apt-get install pocl-opencl-icd`"
-                );
-                None
-            }
-        }
-    })
-    .clone()
+fn probe() -> harness::Probe<Arc<OpenCl>> {
+    let found = match std::env::var("TUNE_OPENCL_DEVICE") {
+        Ok(q) => OpenCl::select(&q),
+        Err(_) => OpenCl::select("portable").or_else(|_| OpenCl::first()),
+    };
+    let found = found.map(Arc::new).map_err(|e| e.to_string());
+    harness::Probe::new("opencl", found, "CI")
 }
+
+/// A compile time limit that no compilation reaches.
+const NO_COMPILE_LIMIT: Duration = Duration::from_secs(24 * 3600);
 
 fn one_param() -> Space {
     SpaceBuilder::new()
@@ -68,9 +60,7 @@ fn eval(
     ev.measure(s, &c, p)
 }
 
-#[test]
-fn device_listing_and_selection() {
-    let Some(dev) = device() else { return };
+fn device_listing_and_selection(dev: Arc<OpenCl>) {
     let all = OpenCl::devices().unwrap();
     assert!(!all.is_empty());
     assert!(all.iter().any(|d| d.name == dev.device().name));
@@ -87,9 +77,7 @@ fn device_listing_and_selection() {
     assert!(dev.device().describe().contains("opencl"));
 }
 
-#[test]
-fn measures_validates_and_keeps_samples() {
-    let Some(dev) = device() else { return };
+fn measures_validates_and_keeps_samples(dev: Arc<OpenCl>) {
     let s = one_param();
     let ev = KernelEvaluator::<OpenCl>::new(
         dev,
@@ -107,9 +95,7 @@ fn measures_validates_and_keeps_samples() {
     assert!(ev.device().contains("opencl"));
 }
 
-#[test]
-fn build_errors_keep_the_log() {
-    let Some(dev) = device() else { return };
+fn build_errors_keep_the_log(dev: Arc<OpenCl>) {
     let s = one_param();
     let ev = KernelEvaluator::<OpenCl>::new(
         dev,
@@ -126,9 +112,7 @@ fn build_errors_keep_the_log() {
     }
 }
 
-#[test]
-fn launch_errors_are_recorded() {
-    let Some(dev) = device() else { return };
+fn launch_errors_are_recorded(dev: Arc<OpenCl>) {
     let s = one_param();
     // `n` is an int in the kernel; an 8-byte scalar is rejected when the argument is set.
     let spec = KernelSpec::new(include_str!("../kernels/copy.cl"), "copy")
@@ -143,9 +127,7 @@ fn launch_errors_are_recorded() {
     }
 }
 
-#[test]
-fn wrong_results_are_caught() {
-    let Some(dev) = device() else { return };
+fn wrong_results_are_caught(dev: Arc<OpenCl>) {
     let s = one_param();
     // Copies only the first half when WPT = 2: wrong.
     let src = include_str!("../kernels/copy.cl").replace("w < WPT", "w < 1");
@@ -157,9 +139,7 @@ fn wrong_results_are_caught() {
     }
 }
 
-#[test]
-fn device_limits_are_rejected_before_compiling() {
-    let Some(dev) = device() else { return };
+fn device_limits_are_rejected_before_compiling(dev: Arc<OpenCl>) {
     let s = one_param();
     let max = dev.device().max_work_group_size;
     let lm = dev.device().local_mem_bytes;
@@ -187,9 +167,7 @@ fn device_limits_are_rejected_before_compiling() {
     }
 }
 
-#[test]
-fn reference_kernel_validation() {
-    let Some(dev) = device() else { return };
+fn reference_kernel_validation(dev: Arc<OpenCl>) {
     let s = one_param();
     let spec = copy_spec(include_str!("../kernels/copy.cl"));
     let spec = spec.reference_kernel(
@@ -202,10 +180,13 @@ fn reference_kernel_validation() {
     assert!(eval(&ev, &s, 1).is_ok());
 }
 
-fn run_case(case: common::Case, n: u64) -> tune::TuningResult<Duration> {
-    let dev = device().unwrap();
-    // No time limit that could cut the run short on a slow compiler (NVIDIA's OpenCL with
-    // the tests compiling in parallel).
+fn run_case(dev: Arc<OpenCl>, case: common::Case, n: u64) -> tune::TuningResult<Duration> {
+    // No limit that a busy compiler could hit: no time budget for the run, no compile time
+    // limit (these tests check results, not budgets).
+    let case = common::Case {
+        spec: case.spec.compile_time_limit(NO_COMPILE_LIMIT),
+        ..case
+    };
     let budget = common::Budget {
         evaluations: n,
         seconds: 3600.0,
@@ -222,42 +203,26 @@ fn run_case(case: common::Case, n: u64) -> tune::TuningResult<Duration> {
     r
 }
 
-#[test]
-fn case_copy() {
-    if device().is_none() {
-        return;
-    }
+fn case_copy(dev: Arc<OpenCl>) {
     // The whole space (15 configurations), then the run stops by itself.
-    let r = run_case(common::cases::copy(4096).unwrap(), 100);
+    let r = run_case(dev, common::cases::copy(4096).unwrap(), 100);
     assert_eq!(r.evaluations, 15);
     // Every evaluation is in the log, from which a killed run resumes.
     let log = std::fs::read_to_string(r.log.unwrap()).unwrap();
     assert_eq!(log.lines().count(), 15);
 }
 
-#[test]
-fn case_saxpy() {
-    if device().is_none() {
-        return;
-    }
+fn case_saxpy(dev: Arc<OpenCl>) {
     let case = common::cases::saxpy(1 << 12, 1).unwrap();
     assert_eq!(case.space.len(), 13 * 14 / 2);
-    run_case(case, 6);
+    run_case(dev, case, 6);
 }
 
-#[test]
-fn case_conv() {
-    if device().is_none() {
-        return;
-    }
-    run_case(common::cases::conv(64, 32, 3).unwrap(), 4);
+fn case_conv(dev: Arc<OpenCl>) {
+    run_case(dev, common::cases::conv(64, 32, 3).unwrap(), 4);
 }
 
-#[test]
-fn case_gemm() {
-    if device().is_none() {
-        return;
-    }
+fn case_gemm(dev: Arc<OpenCl>) {
     assert_eq!(
         common::cases::gemm(128, 128, 32, common::cases::Check::Host)
             .unwrap()
@@ -266,41 +231,30 @@ fn case_gemm() {
         241_600
     );
     run_case(
+        dev,
         common::cases::gemm(64, 64, 32, common::cases::Check::Host).unwrap(),
         3,
     );
 }
 
-#[test]
-fn case_xgemm_direct() {
-    let Some(dev) = device() else { return };
+fn case_xgemm_direct(dev: Arc<OpenCl>) {
     // IS3: 50x1 * 1x64.
     let case =
         common::cases::xgemm_direct(50, 64, 1, dev.device(), common::cases::Check::Host).unwrap();
-    run_case(case, 4);
+    run_case(dev, case, 4);
 }
 
-tune::testgen_backend!(
-    OpenCl,
-    device(),
-    "__kernel void scale(const int n, const __global float* x, __global float* y) {
-        const int i = get_global_id(0);
-        if (i < n) y[i] = 2.0f * x[i];
-    }",
-    "__kernel void scale(const int n) { syntax error }"
-);
-
-#[test]
-fn xgemm_direct_configurations_are_right_at_odd_sizes() {
-    use tune::Evaluator;
-    let Some(dev) = device() else { return };
+fn xgemm_direct_configurations_are_right_at_odd_sizes(dev: Arc<OpenCl>) {
     // 23 x 37 x 70: partial tiles in m, n and k, and several k tiles (with and without the
     // register prefetch of the next tile, which small per-work-item tiles switch on).
     let case =
         common::cases::xgemm_direct(23, 37, 70, dev.device(), common::cases::Check::Host).unwrap();
     let (info, spec) = case.split();
-    let ev =
-        KernelEvaluator::<OpenCl>::new(dev, &info.space, spec.repetitions(1).warmups(0)).unwrap();
+    let spec = spec
+        .repetitions(1)
+        .warmups(0)
+        .compile_time_limit(NO_COMPILE_LIMIT);
+    let ev = KernelEvaluator::<OpenCl>::new(dev, &info.space, spec).unwrap();
     let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(3);
     let (mut measured, mut prefetch) = (0, 0);
     while measured < 8 {
@@ -314,8 +268,8 @@ fn xgemm_direct_configurations_are_right_at_odd_sizes() {
             .and_then(|p| ev.measure(&info.space, &c, p))
         {
             Ok(_) => {}
-            // Over a device limit, or a compilation past the case's time limit.
-            Err(Failure::Invalid(_) | Failure::Timeout(_)) => continue,
+            // Over a device limit.
+            Err(Failure::Invalid(_)) => continue,
             Err(f) => panic!("{}: {f}", info.space.describe(&c)),
         }
         measured += 1;
@@ -325,4 +279,45 @@ fn xgemm_direct_configurations_are_right_at_odd_sizes() {
         prefetch > 0 && prefetch < measured,
         "{prefetch} of {measured}"
     );
+}
+
+const SCALE: &str = "__kernel void scale(const int n, const __global float* x, __global float* y) {
+        const int i = get_global_id(0);
+        if (i < n) y[i] = 2.0f * x[i];
+    }";
+
+const BROKEN: &str = "__kernel void scale(const int n) { syntax error }";
+
+fn main() -> ExitCode {
+    let probe = probe();
+    let mut suite = harness::Suite::new();
+    let tests: [harness::DeviceTest<Arc<OpenCl>>; 13] = [
+        ("device_listing_and_selection", device_listing_and_selection),
+        (
+            "measures_validates_and_keeps_samples",
+            measures_validates_and_keeps_samples,
+        ),
+        ("build_errors_keep_the_log", build_errors_keep_the_log),
+        ("launch_errors_are_recorded", launch_errors_are_recorded),
+        ("wrong_results_are_caught", wrong_results_are_caught),
+        (
+            "device_limits_are_rejected_before_compiling",
+            device_limits_are_rejected_before_compiling,
+        ),
+        ("reference_kernel_validation", reference_kernel_validation),
+        ("case_xgemm_direct", case_xgemm_direct),
+        (
+            "xgemm_direct_configurations_are_right_at_odd_sizes",
+            xgemm_direct_configurations_are_right_at_odd_sizes,
+        ),
+        ("case_copy", case_copy),
+        ("case_saxpy", case_saxpy),
+        ("case_conv", case_conv),
+        ("case_gemm", case_gemm),
+    ];
+    for (name, f) in tests {
+        suite.device(&probe, name, f);
+    }
+    harness::conformance(&mut suite, &probe, SCALE, BROKEN);
+    suite.run()
 }

@@ -633,7 +633,8 @@ pub fn cublas_sgemm(
     reps: usize,
 ) -> tune::Result<(f64, Vec<f32>)> {
     let (launches, reps) = (launches.max(1), reps.max(1));
-    let (ctx, stream) = cuda.context()?;
+    // SAFETY: cuBLAS and every buffer below use tune's own stream only.
+    let (ctx, stream) = unsafe { cuda.context()? };
     let blas = CudaBlas::new(stream.clone()).map_err(err)?;
     // SAFETY: a live handle; the default math mode keeps fp32 (no TF32).
     unsafe {

@@ -95,7 +95,7 @@ pub fn tune_case<B: Backend>(
     let device = backend.device().describe();
     let (info, spec) = case.split();
     // A configuration whose first run is 20 times slower than the best so far is not
-    // repeated: it is recorded as a timeout.
+    // repeated: it is recorded as valid with that run's time, stopped early.
     let spec = spec.slower_than_best(options.slower_than_best.unwrap_or(20.0));
     let t = std::time::Instant::now();
     let evaluator = KernelEvaluator::<B>::new(backend, &info.space, spec)?;

@@ -1,8 +1,14 @@
 //! The evaluator on a fake backend: kernels are Rust closures over byte buffers, "compiled"
 //! by reading their defines, and timed by a formula of the configuration.
 
+use std::collections::HashMap;
+use std::sync::{Arc, Mutex};
+use std::time::{Duration, Instant};
+
 use super::*;
-use crate::{Param, SpaceBuilder};
+use crate::evaluate::{Evaluator, Failure, Measured};
+use crate::space::{Config, Space};
+use crate::{Param, Result, SpaceBuilder};
 
 /// A fake device: `scale` computes `y = 2 * x` (n: int, x: float*, y: float*); with `X == 4`
 /// it is the fastest candidate but wrong ("slow but wrong" inverted: fast but wrong).
@@ -110,7 +116,9 @@ impl Backend for Fake {
         let n = i32::from_ne_bytes((*n).try_into().unwrap()) as usize;
         let xs = xb.lock().unwrap().clone();
         let mut ys = yb.lock().unwrap();
-        let wrong = if x == 4 { 1.0 } else { 0.0 };
+        // X = 4 is wrong, and so is X = 1 (the slowest) with `WRONG_SLOW` defined.
+        let wrong_slow = x == 1 && k.defines.contains_key("WRONG_SLOW");
+        let wrong = if x == 4 || wrong_slow { 1.0 } else { 0.0 };
         for i in 0..n.min(dims.global[0] * x as usize) {
             let v = f32::from_ne_bytes(xs[4 * i..4 * i + 4].try_into().unwrap());
             ys[4 * i..4 * i + 4].copy_from_slice(&(2.0 * v + wrong).to_ne_bytes());
@@ -447,18 +455,100 @@ crate::testgen_backend!(
     "#error scale"
 );
 
+fn launches(fake: &Fake) -> usize {
+    fake.launches.load(std::sync::atomic::Ordering::SeqCst)
+}
+
 #[test]
-fn configurations_far_slower_than_the_best_time_out() {
+fn configurations_far_slower_than_the_best_stop_early_as_valid() {
     let s = space();
-    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().slower_than_best(2.0)).unwrap();
+    let fake = Arc::new(Fake::new());
+    let ev = KernelEvaluator::<Fake>::new(fake.clone(), &s, spec().slower_than_best(2.0)).unwrap();
     // Nothing measured yet: no limit. X = 1 takes 1000 us, X = 3 takes 333 us.
-    assert!(eval(&ev, &s, &find(&s, 1, 16)).is_ok());
+    let full = eval(&ev, &s, &find(&s, 1, 16)).unwrap();
+    assert!(!full.stopped_early);
+    assert_eq!(full.samples.len(), 5);
     assert!(eval(&ev, &s, &find(&s, 3, 16)).is_ok());
-    // 1000 us > 2 x 333 us.
+    // 1000 us > 2 x 333 us: valid (validated), flagged, with the time of its one run.
+    let before = launches(&fake);
+    let m = eval(&ev, &s, &find(&s, 1, 32)).unwrap();
+    assert!(m.stopped_early);
+    assert_eq!(m.cost, Duration::from_micros(1000));
+    assert_eq!(m.samples, vec![1e-3]);
+    assert!(m.validation.is_some());
+    assert_eq!(launches(&fake), before + 1, "no warm-ups or repetitions");
+    // Within the factor: measured in full.
+    assert!(!eval(&ev, &s, &find(&s, 2, 16)).unwrap().stopped_early);
+    // A slow configuration with a wrong result is still a wrong result.
+    let ev = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        spec().define("WRONG_SLOW", 1).slower_than_best(2.0),
+    )
+    .unwrap();
+    assert!(eval(&ev, &s, &find(&s, 3, 16)).is_ok());
     assert!(matches!(
         eval(&ev, &s, &find(&s, 1, 16)),
-        Err(Failure::Timeout(d)) if d == Duration::from_micros(1000)
+        Err(Failure::WrongResult(_))
     ));
+}
+
+#[test]
+fn a_tuning_run_records_slow_configurations_as_valid() {
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().slower_than_best(2.0)).unwrap();
+    // The fastest first, then the rest in index order.
+    let fastest = find(&s, 3, 16);
+    let r = crate::Tuner::new(s, &ev)
+        .technique(crate::search::Exhaustive::new())
+        .start_from([fastest])
+        .progress(false)
+        .run()
+        .unwrap();
+    // X = 1..3 with LS 16, 32, 64 are right; X = 4 is wrong; LS = 128 is over the limit.
+    assert_eq!(r.valid, 9, "{:?}", r.failures);
+    assert_eq!(r.failures.get("timeout"), None, "{:?}", r.failures);
+    assert_eq!(r.best.cost, Some(Duration::from_micros(333)));
+    // X = 1 stops after its validated first run: valid, with the time of that run as its
+    // cost.
+    let stopped: Vec<_> = r
+        .records
+        .iter()
+        .filter(|x| x.is_ok() && x.samples.len() == 1)
+        .collect();
+    assert_eq!(stopped.len(), 3, "{:?}", r.records);
+    assert!(stopped.iter().all(|x| x.cost == Some(1e-3)), "{stopped:?}");
+}
+
+#[test]
+fn launches_per_sample_are_chosen_once_for_all_configurations() {
+    let s = space();
+    let fake = Arc::new(Fake::new());
+    let ev = KernelEvaluator::<Fake>::new(
+        fake.clone(),
+        &s,
+        spec().launches_per_sample(8).warmups(1).repetitions(5),
+    )
+    .unwrap();
+    assert_eq!(ev.launches_per_sample(), None);
+    // The first valid configuration chooses: X = 3 takes 333 us, three fit in a millisecond.
+    let m = eval(&ev, &s, &find(&s, 3, 32)).unwrap();
+    assert_eq!(ev.launches_per_sample(), Some(3));
+    assert_eq!(m.cost, Duration::from_micros(333));
+    // A slower configuration is timed with three too (it would have had one of its own):
+    // the validated run, one warm-up sample and five timed samples of three launches.
+    let before = launches(&fake);
+    let m = eval(&ev, &s, &find(&s, 1, 32)).unwrap();
+    assert_eq!(launches(&fake) - before, 1 + 3 + 5 * 3);
+    assert_eq!(m.cost, Duration::from_micros(1000));
+    // In the other order, the slow configuration chooses one launch for all; a wrong one
+    // chooses nothing.
+    let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().launches_per_sample(8)).unwrap();
+    assert!(eval(&ev, &s, &find(&s, 4, 32)).is_err());
+    assert_eq!(ev.launches_per_sample(), None);
+    eval(&ev, &s, &find(&s, 1, 32)).unwrap();
+    eval(&ev, &s, &find(&s, 3, 32)).unwrap();
+    assert_eq!(ev.launches_per_sample(), Some(1));
 }
 
 #[test]
@@ -474,8 +564,8 @@ fn launches_per_sample_time_back_to_back_runs_per_launch() {
     assert_eq!(m.cost, Duration::from_micros(500));
     assert!(m.samples.iter().all(|&t| (t - 500e-6).abs() < 1e-9));
     assert!(m.validation.is_some());
-    let launches = fake.launches.load(std::sync::atomic::Ordering::SeqCst);
-    assert_eq!(launches, 1 + 2 + 5 * 2);
+    // The validated run, one warm launch that chooses the count, a warm-up, 5 samples.
+    assert_eq!(launches(&fake), 1 + 1 + 2 + 5 * 2);
 }
 
 #[test]

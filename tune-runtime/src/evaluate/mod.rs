@@ -71,6 +71,10 @@ pub struct Measured<C> {
     pub samples: Vec<f64>,
     /// Time spent validating the output, if the evaluator validated it.
     pub validation: Option<Duration>,
+    /// The measurement was stopped early because the configuration was far slower than the
+    /// best so far: it is valid (its output was checked), and `cost` is the time measured
+    /// before stopping, not a full median.
+    pub stopped_early: bool,
 }
 
 impl<C> Measured<C> {
@@ -80,6 +84,7 @@ impl<C> Measured<C> {
             cost,
             samples: Vec::new(),
             validation: None,
+            stopped_early: false,
         }
     }
 }

@@ -408,6 +408,7 @@ impl Evaluator for Process {
                 cost: c,
                 samples: vec![f.wall.as_secs_f64()],
                 validation: None,
+                stopped_early: false,
             }),
             None => Err(Failure::Other(format!(
                 "no cost ({}) in the output: {}",

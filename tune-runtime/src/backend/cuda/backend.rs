@@ -14,7 +14,9 @@ use cudarc::nvrtc::Ptx;
 use super::compile::{self, Arch, Compiled};
 use super::device::{CudaDevice, CudaProps, DeviceSelector};
 use super::launch::{check_device_limits, check_kernel_limits, Geometry, KernelAttributes};
-use crate::backend::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
+use crate::backend::{
+    check_fits, Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims, Transfer,
+};
 use crate::{Error, Failure, Result};
 
 fn backend_err(message: impl Into<String>) -> Error {
@@ -140,7 +142,7 @@ impl Cuda {
             compute_units: props.multiprocessors,
         };
         let arch = Arch::for_device(&props);
-        let ctx = dev.context().clone();
+        let ctx = dev.ctx().clone();
         Ok(Cuda {
             info,
             props,
@@ -180,7 +182,7 @@ impl Cuda {
 
     fn flush_buffer(dev: &CudaDevice) -> Result<CudaSlice<u8>, Failure> {
         let n = (dev.info().l2_bytes as usize).max(1 << 20) * 2;
-        dev.stream()
+        dev.strm()
             .alloc_zeros::<u8>(n)
             .map_err(|e| drv("allocating the L2 flush buffer", e))
     }
@@ -207,9 +209,15 @@ impl Cuda {
     ///
     /// # Errors
     /// [`Error::Backend`] when the state lock is poisoned.
-    pub fn context(&self) -> Result<(Arc<CudaContext>, Arc<CudaStream>)> {
+    ///
+    /// # Safety
+    /// The context has cudarc's event tracking disabled (the backend uses one stream, and
+    /// tracking events would be captured into its graphs of repeated launches), so cudarc
+    /// does not order the uses of a buffer on different streams: use every buffer allocated
+    /// through them only on the returned stream, or synchronise the streams yourself.
+    pub unsafe fn context(&self) -> Result<(Arc<CudaContext>, Arc<CudaStream>)> {
         let st = self.lock().map_err(|f| backend_err(f.to_string()))?;
-        Ok((st.dev.context().clone(), st.dev.stream().clone()))
+        Ok((st.dev.ctx().clone(), st.dev.strm().clone()))
     }
 
     /// Whether the last launch left the context unusable (it is rebuilt at the next launch).
@@ -252,7 +260,7 @@ impl Cuda {
         for (g, bytes) in guards.iter_mut() {
             **g = Some(
                 fresh
-                    .stream()
+                    .strm()
                     .alloc_zeros::<u8>(*bytes)
                     .map_err(|e| drv("re-allocating a buffer", e))?,
             );
@@ -262,7 +270,7 @@ impl Cuda {
         }
         st.generation += 1;
         if let Ok(mut c) = self.ctx.lock() {
-            *c = (st.generation, fresh.context().clone());
+            *c = (st.generation, fresh.ctx().clone());
         }
         st.dev = fresh;
         st.buffers = slots.iter().map(Arc::downgrade).collect();
@@ -300,7 +308,7 @@ impl Cuda {
                 return Ok(f.clone());
             }
         }
-        let f = Self::load(st.dev.context(), &kernel.compiled, &kernel.name)?;
+        let f = Self::load(st.dev.ctx(), &kernel.compiled, &kernel.name)?;
         *loaded = Some((st.generation, f.clone()));
         Ok(f)
     }
@@ -308,7 +316,7 @@ impl Cuda {
     /// Turns a driver error into a failure; a sticky error (the context no longer
     /// synchronises) marks the context for a rebuild before the next launch.
     fn launch_failure(st: &mut State, what: &str, e: DriverError) -> Failure {
-        let sticky = st.dev.context().synchronize().is_err();
+        let sticky = st.dev.ctx().synchronize().is_err();
         if sticky {
             st.poisoned = true;
         }
@@ -389,7 +397,7 @@ impl Backend for Cuda {
         }
         let slice = st
             .dev
-            .stream()
+            .strm()
             .alloc_zeros::<u8>(bytes.max(1))
             .map_err(|e| backend_err(format!("allocating {bytes} bytes: {e:?}")))?;
         let slot: Slot = Arc::new(Mutex::new(Some(slice)));
@@ -407,13 +415,7 @@ impl Backend for Cuda {
             self.rebuild(&mut st)
                 .map_err(|f| backend_err(f.to_string()))?;
         }
-        if data.len() > buffer.bytes {
-            return Err(backend_err(format!(
-                "writing {} bytes into a buffer of {}",
-                data.len(),
-                buffer.bytes
-            )));
-        }
+        check_fits(Transfer::Write, data.len(), buffer.bytes).map_err(backend_err)?;
         if data.is_empty() {
             return Ok(());
         }
@@ -424,7 +426,7 @@ impl Backend for Cuda {
         let slice = g
             .as_mut()
             .ok_or_else(|| backend_err("buffer lost with its context"))?;
-        let stream = st.dev.stream();
+        let stream = st.dev.strm();
         let mut view = slice.slice_mut(0..data.len());
         stream
             .memcpy_htod(data, &mut view)
@@ -434,13 +436,7 @@ impl Backend for Cuda {
 
     fn read(&self, buffer: &CudaBuffer, out: &mut [u8]) -> Result<()> {
         let st = self.lock().map_err(|f| backend_err(f.to_string()))?;
-        if out.len() > buffer.bytes {
-            return Err(backend_err(format!(
-                "reading {} bytes from a buffer of {}",
-                out.len(),
-                buffer.bytes
-            )));
-        }
+        check_fits(Transfer::Read, out.len(), buffer.bytes).map_err(backend_err)?;
         if out.is_empty() {
             return Ok(());
         }
@@ -451,7 +447,7 @@ impl Backend for Cuda {
         let slice = g
             .as_ref()
             .ok_or_else(|| backend_err("buffer lost with its context"))?;
-        let stream = st.dev.stream();
+        let stream = st.dev.strm();
         let view = slice.slice(0..out.len());
         stream
             .memcpy_dtoh(&view, out)
@@ -503,7 +499,7 @@ impl Backend for Cuda {
                 ))
             })?;
         }
-        let stream = st.dev.stream().clone();
+        let stream = st.dev.strm().clone();
         let mut storage: Vec<Vec<u8>> = Vec::with_capacity(args.len());
         for a in args {
             match a {
@@ -531,7 +527,7 @@ impl Backend for Cuda {
                 .memset_zeros(f)
                 .map_err(|e| drv("flushing the L2 cache", e))?;
         }
-        let ctx = st.dev.context().clone();
+        let ctx = st.dev.ctx().clone();
         let start = ctx
             .new_event(Some(CUevent_flags::CU_EVENT_DEFAULT))
             .map_err(|e| drv("creating an event", e))?;

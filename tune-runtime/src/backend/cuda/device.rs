@@ -273,8 +273,11 @@ impl CudaDevice {
     pub(crate) fn open_ordinal(ordinal: usize) -> Result<Self> {
         let ctx = CudaContext::new_non_primary(ordinal, 0)
             .map_err(|e| unavailable(format!("could not open CUDA device {ordinal}: {e}")))?;
-        // One stream, used in order: cudarc's cross-stream event tracking is not needed.
-        // SAFETY: every buffer of this backend is used on the one stream made here.
+        // One stream, used in order: cudarc's cross-stream event tracking is not needed (and
+        // its events would be captured into the graphs of repeated launches).
+        // SAFETY: every buffer of this backend is used on the one stream made here; the
+        // context and stream leave this type only through `unsafe` accessors whose callers
+        // promise the same.
         unsafe { ctx.disable_event_tracking() };
         let stream = ctx
             .new_stream()
@@ -289,12 +292,30 @@ impl CudaDevice {
     }
 
     /// The cudarc context, for work outside tune (cuBLAS, own kernels).
-    pub fn context(&self) -> &Arc<CudaContext> {
+    ///
+    /// # Safety
+    /// The context has cudarc's event tracking disabled, so cudarc does not order the uses
+    /// of a buffer on different streams. Use every buffer allocated through this context
+    /// only on [`CudaDevice::stream`], or synchronise the streams yourself.
+    pub unsafe fn context(&self) -> &Arc<CudaContext> {
         &self.ctx
     }
 
     /// The stream tune launches on.
-    pub fn stream(&self) -> &Arc<CudaStream> {
+    ///
+    /// # Safety
+    /// As for [`CudaDevice::context`], which the stream leads to (`CudaStream::context`).
+    pub unsafe fn stream(&self) -> &Arc<CudaStream> {
+        &self.stream
+    }
+
+    /// The context, inside the backend (which uses the one stream only).
+    pub(super) fn ctx(&self) -> &Arc<CudaContext> {
+        &self.ctx
+    }
+
+    /// The stream, inside the backend.
+    pub(super) fn strm(&self) -> &Arc<CudaStream> {
         &self.stream
     }
 }

@@ -47,7 +47,9 @@ mod tests {
     /// unavailable instead of panicking. (With a driver, the probe succeeds.)
     #[test]
     fn missing_cuda_is_an_error_not_a_panic() {
+        // SAFETY: only tries to load the libraries; no CUDA function is called.
         let has_driver = unsafe { cudarc::driver::sys::is_culib_present() };
+        // SAFETY: as above.
         let has_nvrtc = unsafe { cudarc::nvrtc::sys::is_culib_present() };
         match probe() {
             Ok(()) => assert!(has_driver && has_nvrtc),
@@ -69,6 +71,7 @@ mod tests {
 
     #[test]
     fn compile_without_nvrtc_is_a_failure_not_a_panic() {
+        // SAFETY: only tries to load the library.
         if unsafe { cudarc::nvrtc::sys::is_culib_present() } {
             return;
         }

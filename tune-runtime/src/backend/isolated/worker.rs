@@ -1,5 +1,6 @@
-//! The worker side: a static constructor that turns a re-executed program into a worker
-//! before its `main` runs, and the loop that serves one backend to the parent.
+//! The worker side: the two ways into a worker (a static constructor that turns a
+//! re-executed program into a worker before its `main` runs, and [`worker_main`] for programs
+//! that call it), and the loop that serves one backend to the parent.
 //!
 //! Threads: the connection's reader decodes requests; a compile runs on a thread of its own
 //! (the parent compiles several configurations while one is measured); every other request
@@ -11,19 +12,24 @@
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda", test)), allow(dead_code))]
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::ffi::OsStr;
+use std::ffi::{OsStr, OsString};
 use std::io::BufReader;
 use std::os::unix::net::UnixStream;
 use std::sync::mpsc::{self, Receiver};
 use std::sync::{Arc, Mutex};
 
-use super::wire::{
-    self, decode_request, encode_reply, Arg, Handle, Reply, Request, TargetSpec, WireErr,
-};
-use super::{lock, send_all, CACHE_BYTES};
+use super::process::{frame_writer, FrameWriter};
+use super::wire::{self, Arg, Handle, Reply, Request, TargetSpec, WireErr};
+use super::{lock, CACHE_BYTES, ENTRY_ENV, ENTRY_MAIN, WORKER_ENV};
 use crate::backend::{Backend, CompileRequest, LaunchArg};
 use crate::evaluate::Failure;
 
+// SAFETY: an `.init_array` entry is a function the dynamic loader (or the C runtime of a
+// static executable) calls once before `main`, with no arguments, on the main thread; `init`
+// has the C ABI and signature expected there, never unwinds (it catches panics and ends the
+// process with `_exit` when it serves) and is a no-op in any process not started as a worker.
+// What it does there (threads, a socket, `remove_var`) is sound as long as no other static
+// constructor has started a thread that reads the environment: see the module docs.
 /// Runs before `main` in every program that links this crate and starts isolated workers
 /// (the spawning code refers to it, so the linker keeps it): a no-op unless the program was
 /// started as a worker.
@@ -34,12 +40,48 @@ pub(super) static WORKER_INIT: extern "C" fn() = init;
 
 #[cfg(target_os = "linux")]
 extern "C" fn init() {
-    let Some(path) = std::env::var_os(super::WORKER_ENV) else {
-        return;
-    };
-    // Processes the worker starts (a compiler driver) must not become workers too. Before
-    // `main`, no other thread can read the environment.
-    std::env::remove_var(super::WORKER_ENV);
+    if constructor_serves(
+        std::env::var_os(WORKER_ENV).is_some(),
+        std::env::var_os(ENTRY_ENV).as_deref(),
+    ) {
+        serve_and_exit()
+    }
+}
+
+/// Whether the static constructor serves this process: it was started as a worker, and not
+/// for a program that serves from its `main` with [`worker_main`].
+pub(super) fn constructor_serves(worker: bool, entry: Option<&OsStr>) -> bool {
+    worker && entry != Some(OsStr::new(ENTRY_MAIN))
+}
+
+/// Serves as an isolated worker and exits, when this process was started as one by
+/// [`Isolated::with_worker_main`](super::Isolated::with_worker_main); returns at once
+/// otherwise.
+///
+/// Call it first thing in `main`, before the program starts threads (it removes the
+/// worker's variables from the environment) or reads its arguments: in a worker it never
+/// returns, and none of the rest of `main` runs. Programs whose workers are started by
+/// [`Isolated::new`](super::Isolated::new) do not need it: a static constructor serves them before `main`
+/// (Linux).
+///
+/// ```no_run
+/// // First in `main`:
+/// tune_runtime::backend::isolated::worker_main();
+/// // .. the program, which may start `Isolated::with_worker_main(.., current_exe)`.
+/// ```
+pub fn worker_main() {
+    if std::env::var_os(WORKER_ENV).is_some() {
+        serve_and_exit()
+    }
+}
+
+/// Connects to the parent, serves it until it goes away, and ends the process.
+fn serve_and_exit() -> ! {
+    let path: OsString = std::env::var_os(WORKER_ENV).unwrap_or_default();
+    // Processes the worker starts (a compiler driver) must not become workers too. Sound
+    // here: before `main`, or first in `main`, no other thread reads the environment.
+    std::env::remove_var(WORKER_ENV);
+    std::env::remove_var(ENTRY_ENV);
     let code = match std::panic::catch_unwind(|| run(&path)) {
         Ok(Ok(())) => 0,
         Ok(Err(e)) => {
@@ -61,14 +103,11 @@ pub(super) fn exit_now(code: i32) -> ! {
 const UNHEALTHY_EXIT: i32 = 3;
 
 /// The write side of the connection.
-struct Out(Mutex<UnixStream>);
+struct Out(Mutex<FrameWriter>);
 
 impl Out {
     fn reply(&self, id: u64, reply: &Reply) -> Result<(), String> {
-        let (head, tail) = encode_reply(id, reply);
-        let s = lock(&self.0);
-        send_all(&s, &head)
-            .and_then(|()| send_all(&s, tail))
+        wire::write_frame(&mut *lock(&self.0), id, reply)
             .map_err(|e| format!("writing a reply: {e}"))
     }
 }
@@ -82,11 +121,11 @@ fn run(path: &OsStr) -> Result<(), String> {
         .map_err(|e| format!("connecting to {}: {e}", path.to_string_lossy()))?;
     let read_half = stream.try_clone().map_err(|e| e.to_string())?;
     let mut reader = BufReader::with_capacity(1 << 16, read_half);
-    let out = Arc::new(Out(Mutex::new(stream)));
+    let out = Arc::new(Out(Mutex::new(frame_writer(stream))));
     let Some(frame) = wire::read_frame(&mut reader).map_err(|e| e.to_string())? else {
         return Ok(());
     };
-    let (id, req) = decode_request(&frame).map_err(|e| e.to_string())?;
+    let (id, req) = wire::decode::<Request<'static>>(&frame).map_err(|e| e.to_string())?;
     let Request::Open(target) = req else {
         return Err("the first request must open a device".into());
     };
@@ -208,7 +247,8 @@ fn serve<B: Backend>(
             Ok(None) => return Ok(()),
             Err(e) => return Err(format!("reading a request: {e}")),
         };
-        let (id, req) = decode_request(&frame).map_err(|e| format!("a bad request: {e}"))?;
+        let (id, req) =
+            wire::decode::<Request<'static>>(&frame).map_err(|e| format!("a bad request: {e}"))?;
         drop(frame);
         match req {
             Request::Compile {
@@ -273,7 +313,7 @@ fn serial<B: Backend>(st: &State<B>, rx: &Receiver<(u64, Request<'static>)>) {
                 None => st.error(format!("no buffer {buffer} in the worker")),
                 Some(b) => match data {
                     Some(d) => {
-                        let d = d.into_owned();
+                        let d = d.0.into_owned();
                         let r = st.backend.write(b, &d);
                         cache.insert(hash, d);
                         done(r)
@@ -368,7 +408,7 @@ fn launch<B: Backend>(
                     .get(h)
                     .ok_or_else(|| Failure::Other(format!("no buffer {h} in the worker")))?,
             ),
-            Arg::Scalar(s) => LaunchArg::Scalar(s),
+            Arg::Scalar(s) => LaunchArg::Scalar(&s.0),
             Arg::Local(n) => LaunchArg::Local(usize::try_from(*n).unwrap_or(usize::MAX)),
         });
     }

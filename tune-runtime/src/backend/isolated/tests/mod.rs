@@ -1,19 +1,27 @@
-//! The wire encoding and the content cache, and workers (this test binary, started again)
-//! that run a fake backend whose kernels hang, crash or poison the device: every recovery path
-//! without a device.
+//! Workers (this test binary, started again) that run a fake backend whose kernels hang,
+//! crash or poison the device: every recovery path without a device; and the content cache.
+//! The wire encoding's tests are in `wire.rs` beside this file.
+
+mod wire;
 
 use std::collections::HashMap;
-use std::io::Cursor;
-use std::sync::atomic::AtomicBool;
+use std::os::unix::net::UnixStream;
+use std::process::ExitStatus;
+use std::sync::atomic::{AtomicBool, Ordering};
+use std::sync::Mutex;
+use std::time::{Duration, Instant};
 
-use super::wire::{
-    content_hash, decode_reply, decode_request, encode_reply, encode_request, read_frame, Arg,
-    Handle, Reply, Request, TargetSpec, WireErr,
-};
-use super::worker::ContentCache;
+use super::process::describe;
+use super::shared::Launcher;
+use super::wire::{content_hash, TargetSpec};
+use super::worker::{constructor_serves, ContentCache};
 use super::*;
-use crate::backend::{BufferArg, KernelEvaluator, KernelSpec};
-use crate::{Evaluator, Param, Space, SpaceBuilder, Tuner};
+use crate::backend::{
+    Backend, BufferArg, CompileRequest, DeviceInfo, KernelEvaluator, KernelLimits, KernelSpec,
+    LaunchArg, LaunchDims,
+};
+use crate::evaluate::Failure;
+use crate::{Error, Evaluator, Param, Result, Space, SpaceBuilder, Tuner};
 
 // ---------------------------------------------------------------------------------------------
 // The fake backend, served by the workers of these tests
@@ -180,7 +188,7 @@ impl Backend for Fake {
 }
 
 fn fake() -> Isolated {
-    Isolated::from_spec(TargetSpec::Fake(String::new())).unwrap()
+    Isolated::from_spec(TargetSpec::Fake(String::new()), Launcher::Constructor).unwrap()
 }
 
 fn compile(
@@ -262,307 +270,6 @@ fn process_exists(pid: u32) -> bool {
     unsafe { libc::kill(pid as libc::pid_t, 0) == 0 }
 }
 
-// ---------------------------------------------------------------------------------------------
-// The wire encoding
-// ---------------------------------------------------------------------------------------------
-
-fn frame_bytes(head: Vec<u8>, tail: &[u8]) -> Vec<u8> {
-    let mut all = head;
-    all.extend_from_slice(tail);
-    let len = u64::from_le_bytes(all[..8].try_into().unwrap());
-    assert_eq!(len as usize, all.len() - 8, "length prefix");
-    all
-}
-
-fn requests() -> Vec<Request<'static>> {
-    vec![
-        Request::Open(TargetSpec::OpenCl("portable/cpu".into())),
-        Request::Open(TargetSpec::Cuda("0".into())),
-        Request::Open(TargetSpec::Fake(String::new())),
-        Request::Compile {
-            kernel: 7,
-            source: Cow::Borrowed("__kernel void k(__global float* x) { x[0] = 1.0f; } // é"),
-            name: Cow::Borrowed("k"),
-            defines: Cow::Owned(vec![
-                ("WPT".into(), "4".into()),
-                ("EMPTY".into(), String::new()),
-            ]),
-            options: Cow::Owned(vec!["-cl-mad-enable".into()]),
-        },
-        Request::Compile {
-            kernel: u64::MAX,
-            source: Cow::Borrowed(""),
-            name: Cow::Borrowed(""),
-            defines: Cow::Owned(vec![]),
-            options: Cow::Owned(vec![]),
-        },
-        Request::Alloc {
-            buffer: 3,
-            bytes: 1 << 33,
-            zeroed: true,
-        },
-        Request::Alloc {
-            buffer: 4,
-            bytes: 1,
-            zeroed: false,
-        },
-        Request::Write {
-            buffer: 3,
-            hash: 0xDEAD_BEEF,
-            data: Some(Cow::Owned((0..=255).collect())),
-        },
-        Request::Write {
-            buffer: 3,
-            hash: 1,
-            data: Some(Cow::Borrowed(&[])),
-        },
-        Request::Write {
-            buffer: 3,
-            hash: u64::MAX,
-            data: None,
-        },
-        Request::Read {
-            buffer: 9,
-            len: 4096,
-        },
-        Request::Launch {
-            kernel: 7,
-            dims: LaunchDims {
-                dims: 2,
-                global: [1024, 512, 1],
-                local: Some([16, 8, 1]),
-                dynamic_local_bytes: 4096,
-            },
-            args: vec![
-                Arg::Buffer(3),
-                Arg::Scalar(Cow::Owned(5i32.to_ne_bytes().to_vec())),
-                Arg::Local(256),
-            ],
-            count: 10,
-        },
-        Request::Launch {
-            kernel: 1,
-            dims: LaunchDims {
-                dims: 1,
-                global: [1, 1, 1],
-                local: None,
-                dynamic_local_bytes: 0,
-            },
-            args: vec![],
-            count: 1,
-        },
-        Request::Free(Handle::Kernel(7)),
-        Request::Free(Handle::Buffer(3)),
-    ]
-}
-
-fn replies() -> Vec<Reply> {
-    let (_, info) = (0, fake_backend("").unwrap().info);
-    vec![
-        Reply::Opened(info),
-        Reply::Opened(DeviceInfo::default()),
-        Reply::Compiled(KernelLimits {
-            max_work_group_size: Some(256),
-            local_mem_bytes: Some(0),
-            registers: Some(64),
-        }),
-        Reply::Compiled(KernelLimits::default()),
-        Reply::Done,
-        Reply::Missing,
-        Reply::Data(vec![]),
-        Reply::Data((0..1000u32).map(|i| i as u8).collect()),
-        Reply::Time(Duration::from_nanos(123_456_789)),
-        Reply::Failed(Failure::Invalid("too big".into())),
-        Reply::Failed(Failure::Compile("error: x".into())),
-        Reply::Failed(Failure::Launch("CL_OUT_OF_RESOURCES".into())),
-        Reply::Failed(Failure::WrongResult("1 of 2".into())),
-        Reply::Failed(Failure::Timeout(Duration::from_millis(2500))),
-        Reply::Failed(Failure::Other(String::new())),
-        Reply::Error(WireErr::Unavailable {
-            backend: "cuda".into(),
-            reason: "no driver".into(),
-        }),
-        Reply::Error(WireErr::NotFound {
-            backend: "opencl".into(),
-            query: "nvidia".into(),
-            available: "0: pocl".into(),
-        }),
-        Reply::Error(WireErr::Backend {
-            backend: "opencl".into(),
-            message: "allocating".into(),
-        }),
-        Reply::Unhealthy("sticky".into()),
-    ]
-}
-
-#[test]
-fn every_request_round_trips() {
-    for (i, req) in requests().into_iter().enumerate() {
-        let (head, tail) = encode_request(i as u64 + 1, &req);
-        let bytes = frame_bytes(head, tail);
-        let frame = read_frame(&mut Cursor::new(&bytes)).unwrap().unwrap();
-        let (id, back) = decode_request(&frame).unwrap();
-        assert_eq!(id, i as u64 + 1);
-        assert_eq!(back, req);
-    }
-}
-
-#[test]
-fn every_reply_round_trips() {
-    for (i, reply) in replies().into_iter().enumerate() {
-        let (head, tail) = encode_reply(i as u64, &reply);
-        let bytes = frame_bytes(head, tail);
-        let frame = read_frame(&mut Cursor::new(&bytes)).unwrap().unwrap();
-        let (id, back) = decode_reply(&frame).unwrap();
-        assert_eq!(id, i as u64);
-        assert_eq!(back, reply);
-    }
-}
-
-#[test]
-fn frames_follow_each_other_on_a_stream() {
-    let mut stream = Vec::new();
-    for (i, req) in requests().iter().enumerate() {
-        let (head, tail) = encode_request(i as u64, req);
-        stream.extend(frame_bytes(head, tail));
-    }
-    let mut r = Cursor::new(&stream);
-    let mut n = 0;
-    while let Some(frame) = read_frame(&mut r).unwrap() {
-        assert_eq!(decode_request(&frame).unwrap().0, n);
-        n += 1;
-    }
-    assert_eq!(n as usize, requests().len());
-}
-
-#[test]
-fn errors_cross_the_boundary_with_their_kind() {
-    let all = [
-        Error::BackendUnavailable {
-            backend: "cuda".into(),
-            reason: "no libcuda".into(),
-        },
-        Error::DeviceNotFound {
-            backend: "opencl".into(),
-            query: "x".into(),
-            available: "0: a".into(),
-        },
-        Error::Backend {
-            backend: "opencl".into(),
-            message: "m".into(),
-        },
-    ];
-    for e in all {
-        let back = Error::from(WireErr::from(&e));
-        assert_eq!(back.to_string(), e.to_string());
-        assert_eq!(
-            std::mem::discriminant(&back),
-            std::mem::discriminant(&e),
-            "{e}"
-        );
-    }
-    let other = Error::KernelSpec("no global size".into());
-    match Error::from(WireErr::from(&other)) {
-        Error::Backend { message, .. } => assert!(message.contains("no global size")),
-        e => panic!("{e:?}"),
-    }
-}
-
-#[test]
-fn bad_frames_are_errors_not_panics() {
-    // Every truncation of every message.
-    for req in requests() {
-        let (head, tail) = encode_request(1, &req);
-        let bytes = frame_bytes(head, tail);
-        let frame = &bytes[8..];
-        for cut in 0..frame.len() {
-            assert!(
-                decode_request(&frame[..cut]).is_err(),
-                "{req:?} cut at {cut}"
-            );
-        }
-        let mut longer = frame.to_vec();
-        longer.push(0);
-        assert!(decode_request(&longer).is_err());
-    }
-    for reply in replies() {
-        let (head, tail) = encode_reply(1, &reply);
-        let bytes = frame_bytes(head, tail);
-        let frame = &bytes[8..];
-        for cut in 0..frame.len() {
-            assert!(
-                decode_reply(&frame[..cut]).is_err(),
-                "{reply:?} cut at {cut}"
-            );
-        }
-    }
-    // Unknown tags, a bad boolean, a list longer than the message.
-    let mut unknown = 1u64.to_le_bytes().to_vec();
-    unknown.push(200);
-    assert!(decode_request(&unknown).is_err());
-    assert!(decode_reply(&unknown).is_err());
-    let (head, _) = encode_request(
-        1,
-        &Request::Alloc {
-            buffer: 1,
-            bytes: 1,
-            zeroed: true,
-        },
-    );
-    let mut bad_bool = head[8..].to_vec();
-    *bad_bool.last_mut().unwrap() = 7;
-    assert!(decode_request(&bad_bool).is_err());
-    let mut huge_list = 1u64.to_le_bytes().to_vec();
-    huge_list.push(2); // compile
-    huge_list.extend(1u64.to_le_bytes()); // kernel
-    huge_list.extend(0u64.to_le_bytes()); // source
-    huge_list.extend(0u64.to_le_bytes()); // name
-    huge_list.extend(u64::MAX.to_le_bytes()); // defines
-    assert!(decode_request(&huge_list).is_err());
-    // Streams: empty, cut inside the length, cut inside the frame, an absurd length.
-    assert!(read_frame(&mut Cursor::new(Vec::<u8>::new()))
-        .unwrap()
-        .is_none());
-    assert!(read_frame(&mut Cursor::new(vec![1u8, 0, 0])).is_err());
-    let mut cut = 100u64.to_le_bytes().to_vec();
-    cut.extend([0u8; 10]);
-    assert!(read_frame(&mut Cursor::new(cut)).is_err());
-    assert!(read_frame(&mut Cursor::new(u64::MAX.to_le_bytes().to_vec())).is_err());
-    // Noise.
-    let mut x = 0x2545_F491_4F6C_DD1Du64;
-    for len in 0..3000usize {
-        let bytes: Vec<u8> = (0..len % 97)
-            .map(|_| {
-                x ^= x << 13;
-                x ^= x >> 7;
-                x ^= x << 17;
-                x as u8
-            })
-            .collect();
-        let _ = decode_request(&bytes);
-        let _ = decode_reply(&bytes);
-    }
-}
-
-#[test]
-fn content_hashes_depend_on_every_byte_and_the_length() {
-    let data: Vec<u8> = (0..100u8).collect();
-    let h = content_hash(&data);
-    assert_eq!(h, content_hash(&data.clone()));
-    for i in 0..data.len() {
-        let mut d = data.clone();
-        d[i] ^= 1;
-        assert_ne!(content_hash(&d), h, "byte {i}");
-    }
-    let mut seen = std::collections::HashSet::new();
-    for n in 0..200 {
-        assert!(
-            seen.insert(content_hash(&vec![0u8; n])),
-            "zeros of length {n}"
-        );
-    }
-}
-
 #[test]
 fn the_content_cache_drops_the_oldest_first() {
     let mut c = ContentCache::new(10);
@@ -579,6 +286,15 @@ fn the_content_cache_drops_the_oldest_first() {
     assert_eq!(c.bytes(), 10);
     assert!(c.get(2).is_none() && c.get(3).is_none());
     assert_eq!(c.get(5).map(<[u8]>::len), Some(10));
+}
+
+#[test]
+fn the_constructor_leaves_workers_of_worker_main_alone() {
+    use std::ffi::OsStr;
+    assert!(!constructor_serves(false, None));
+    assert!(constructor_serves(true, None));
+    assert!(constructor_serves(true, Some(OsStr::new("other"))));
+    assert!(!constructor_serves(true, Some(OsStr::new(ENTRY_MAIN))));
 }
 
 #[test]
@@ -616,7 +332,7 @@ fn the_device_opens_in_a_worker_process() {
 #[test]
 fn a_worker_that_exits_before_connecting_is_an_error_and_strangers_are_refused() {
     use std::os::unix::net::UnixListener;
-    let shared = Shared::new(TargetSpec::Fake(String::new()));
+    let target = TargetSpec::Fake(String::new());
     let path = std::env::temp_dir().join(format!("tune-test-{}.sock", std::process::id()));
     let _ = std::fs::remove_file(&path);
     let listener = UnixListener::bind(&path).unwrap();
@@ -628,7 +344,7 @@ fn a_worker_that_exits_before_connecting_is_an_error_and_strangers_are_refused()
         .spawn()
         .unwrap();
     let t = Instant::now();
-    match shared.accept(&listener, &mut child) {
+    match super::spawn::accept(&target, &listener, &mut child) {
         Err(Error::Backend { message, .. }) => {
             assert!(message.contains("exited before it connected"), "{message}");
             assert!(message.contains("exit status 0"), "{message}");
@@ -642,7 +358,10 @@ fn a_worker_that_exits_before_connecting_is_an_error_and_strangers_are_refused()
 
 #[test]
 fn open_errors_are_the_workers_own() {
-    match Isolated::from_spec(TargetSpec::Fake("unavailable".into())) {
+    match Isolated::from_spec(
+        TargetSpec::Fake("unavailable".into()),
+        Launcher::Constructor,
+    ) {
         Err(Error::BackendUnavailable { backend, reason }) => {
             assert_eq!(backend, "fake");
             assert!(reason.contains("no fake driver"), "{reason}");
@@ -650,7 +369,7 @@ fn open_errors_are_the_workers_own() {
         other => panic!("{other:?}"),
     }
     assert!(matches!(
-        Isolated::from_spec(TargetSpec::Fake("missing".into())),
+        Isolated::from_spec(TargetSpec::Fake("missing".into()), Launcher::Constructor),
         Err(Error::DeviceNotFound { .. })
     ));
 }
