@@ -371,6 +371,8 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
         let names: Vec<_> = std::fs::read_dir(dir.path().join("sub")).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file left behind");
+        // Unique per call: threads of one process never share a temporary file.
+        assert_ne!(temp_path(&p), temp_path(&p));
     }
 
     #[test]
