@@ -4,4 +4,7 @@ use criterion::criterion_main;
 
 mod benchmarks;
 
-criterion_main!(benchmarks::engine_overhead::benches);
+criterion_main!(
+    benchmarks::engine_overhead::benches,
+    benchmarks::dispatch::benches
+);

@@ -74,7 +74,8 @@ pub use tune_macros::space;
 ///   configuration. Change it with the tuner's builder methods (`.abort(..)`,
 ///   `.database(..)`, `.log(..)`, `.seed(..)`), then `.run()`, or `.run_test()` inside a
 ///   `#[test]` (a short budget unless `TUNE_FULL=1`, failing when no configuration is valid
-///   or one gave a wrong result; see [`testing`]).
+///   or one gave a wrong result, and recording into the default database only a full run
+///   or with `TUNE_RECORD=1`; see [`testing`]).
 /// - `SaxpyConfig::tuner_with(other arguments, check)`: the same, where
 ///   `check(&returned, &arg1, &arg2, ..)` sees the first call's return value and the
 ///   arguments after it (`&mut` ones as `&`, values by `&`) and returns
@@ -83,8 +84,11 @@ pub use tune_macros::space;
 ///   the configuration to run on this device for this input key — the best recorded for
 ///   the key, else for the nearest recorded key, else the declared defaults (`default = v`
 ///   on every `#[tp]`), else the first valid configuration — and which of these
-///   (`choice.source`, a [`results::Source`]). `best_in(&db, arguments)` reads another
-///   database. With `TUNE_VERBOSE=1`, every choice is told on standard error.
+///   (`choice.source`, a [`results::Source`]). Results recorded for another version of
+///   the declaration (the function as written, `#[tp]`s and body, doc comments aside), or
+///   another space or tune version, are passed over: `choice.stale` says so, and so does a
+///   warning on standard error, once per process and input. `best_in(&db, arguments)`
+///   reads another database. With `TUNE_VERBOSE=1`, every choice is told on standard error.
 /// - `saxpy_auto(arguments) -> tune::Result<R>`: calls `saxpy` with `best`'s configuration.
 ///   It builds the space on each call: in a hot loop, call `best` once and then `.call(..)`.
 ///
@@ -177,9 +181,12 @@ pub use tune_macros::tunable;
 /// Turns a function whose body ends with a tuner into a tuning test: a `#[test]` that runs
 /// it with [`testing::tune_test`] — a short budget, unless `TUNE_FULL=1` asks for the
 /// tuner's own abort condition — and fails when no configuration is valid or one gave a
-/// wrong result (a failed check of `tuner_with`). The best configuration is recorded in the
-/// tuner's database (by default `$TUNE_DB`, else `tuning/` of the crate), where the
-/// generated `best` and `_auto` find it. The function takes no arguments and has no return
+/// wrong result (a failed check of `tuner_with`). A full run records the best configuration
+/// in the tuner's database (by default `$TUNE_DB`, else `tuning/` of the crate), where the
+/// generated `best` and `_auto` find it; a short run is recorded there only with
+/// `TUNE_RECORD=1` (the test output says where it would have gone), and always into a
+/// database the test names with `.database(Database::open(..))`. The function takes no
+/// arguments and has no return
 /// type; `?` works in its body. `#[tune::test(crate = "path")]` names a renamed facade.
 ///
 /// ```no_run

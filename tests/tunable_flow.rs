@@ -159,3 +159,46 @@ fn tune_with_the_attribute() {
         .database(db)
         .log(dir.join("log.jsonl"))
 }
+
+/// `edited_v2` is `edited_v1` after an edit of its body: one tunable name, two declarations.
+#[tune::tunable(abort = evaluations(3), repetitions = 1, name = "edited", input(n = x.len()))]
+fn edited_v1(x: &mut [u8], #[tp([1, 2, 4])] step: usize) {
+    for v in x.iter_mut().step_by(step) {
+        *v = 1;
+    }
+}
+
+/// Documentation does not count: only the body changed.
+#[tune::tunable(abort = evaluations(3), repetitions = 1, name = "edited", input(n = x.len()))]
+fn edited_v2(x: &mut [u8], #[tp([1, 2, 4])] step: usize) {
+    for v in x.iter_mut().step_by(step) {
+        *v = 2;
+    }
+}
+
+/// Was: after the kernel's code changed, the old best was still served as an exact match.
+#[test]
+fn an_edited_declaration_does_not_use_old_results() -> tune::Result<()> {
+    use tune::results::database::StaleReason;
+
+    let (dir, db) = temp_db("edited");
+    let mut x = vec![0u8; 256];
+    EditedV1Config::tuner(&mut x)?
+        .database(db.clone())
+        .log(dir.join("log.jsonl"))
+        .progress(false)
+        .run()?;
+    let (_, choice) = EditedV1Config::best_in(&db, &x)?;
+    assert_eq!((choice.source, choice.stale), (Source::Exact, None));
+    let (_, choice) = EditedV2Config::best_in(&db, &x)?;
+    assert_eq!(choice.source, Source::FirstValid);
+    assert_eq!(choice.stale.map(|s| s.reason), Some(StaleReason::Code));
+    edited_v2(&mut x, 2);
+    assert_eq!(x[2], 2);
+    assert_ne!(
+        <EditedV1Config as tune::__private::Tunable>::FINGERPRINT,
+        <EditedV2Config as tune::__private::Tunable>::FINGERPRINT
+    );
+    std::fs::remove_dir_all(&dir).ok();
+    Ok(())
+}

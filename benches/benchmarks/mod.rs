@@ -1,1 +1,2 @@
+pub mod dispatch;
 pub mod engine_overhead;

@@ -311,7 +311,7 @@ impl Entry<'_> {
             #vis fn best_in #generics (__tune_db: &#p::Database, #(#best_args),*) -> #p::Result<(Self, #p::Choice)> #where_clause {
                 #key_and_device
                 let __tune_space = Self::space(#(#space_pass),*)?;
-                let __tune_choice = #p::choose(__tune_db, #name, &__tune_device, &__tune_key, &__tune_space)?;
+                let __tune_choice = #p::choose(__tune_db, #name, <Self as #p::Tunable>::FINGERPRINT, &__tune_device, &__tune_key, &__tune_space)?;
                 let __tune_cfg = <Self as #p::Tunable>::from_config(&__tune_choice.config)?;
                 ::core::result::Result::Ok((__tune_cfg, __tune_choice))
             }
@@ -502,6 +502,7 @@ impl Entry<'_> {
                 ::core::result::Result::Ok(
                     #p::Tuner::new(__tune_space, __tune_eval)
                         .name(#name)
+                        .fingerprint(<Self as #p::Tunable>::FINGERPRINT)
                         .input_key(__tune_key)
                         .database(#p::default_database(::core::env!("CARGO_MANIFEST_DIR")))
                         #technique

@@ -13,6 +13,7 @@ mod derive_enum;
 mod diag;
 mod entry;
 mod expand;
+mod fingerprint;
 mod space;
 mod test_attr;
 mod tunable;

@@ -235,6 +235,20 @@ enum Slot {
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
     let opts = parse_options(args, &mut errors);
+    // Before `#[tp]` attributes are taken off: the declaration as written.
+    let fingerprint = crate::fingerprint::of(
+        &item,
+        &[
+            format!("cost={:?}", opts.cost),
+            format!(
+                "repetitions={}",
+                opts.repetitions
+                    .as_ref()
+                    .map(|r| r.to_string())
+                    .unwrap_or_default()
+            ),
+        ],
+    );
     let mut f: ItemFn = match syn::parse2(item.clone()) {
         Ok(f) => f,
         Err(_) => {
@@ -362,7 +376,16 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         quote!(#krate::__private::invalid_declaration())
     };
     let generated = generate(
-        &f, &krate, &opts, abort, &tps, &others, &order, space, complete,
+        &f,
+        &krate,
+        &opts,
+        abort,
+        &tps,
+        &others,
+        &order,
+        space,
+        complete,
+        &fingerprint,
     );
     quote! {
         #compile_errors
@@ -414,6 +437,7 @@ fn generate(
     order: &[Slot],
     space: TokenStream,
     complete: bool,
+    fingerprint: &str,
 ) -> TokenStream {
     let vis = &f.vis;
     let fn_ident = &f.sig.ident;
@@ -604,6 +628,7 @@ fn generate(
                 const NAME: &'static #str_ty = #tunable_name;
                 const PARAMS: &'static [&'static #str_ty] = &[#(#name_strs),*];
                 const TECHNIQUE: ::core::option::Option<&'static #str_ty> = #technique;
+                const FINGERPRINT: &'static #str_ty = #fingerprint;
                 fn to_config(&self) -> #p::Config {
                     #p::Config::from_raw([#( #p::ParamType::to_raw(self.#names) ),*])
                 }

@@ -2,6 +2,7 @@
 //!
 //! Not public API: reached only through [`crate::__private`], and may change in any release.
 
+use std::collections::BTreeSet;
 use std::fmt;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 use std::time::Duration;
@@ -47,6 +48,10 @@ pub trait Tunable: Copy + Sized + 'static {
     const PARAMS: &'static [&'static str];
     /// The search technique named in `#[tunable(technique = ..)]`, if any.
     const TECHNIQUE: Option<&'static str>;
+    /// A stable hash of the declaration (the function with its `#[tp]` attributes and body,
+    /// doc comments left out, and the `cost` and `repetitions` options), computed by the
+    /// macro: results recorded for another declaration are not used.
+    const FINGERPRINT: &'static str;
     /// The engine's form of this configuration.
     fn to_config(&self) -> Config;
     /// The typed form of an engine configuration.
@@ -256,19 +261,32 @@ pub fn default_database(manifest_dir: &str) -> Database {
     Database::default_location(manifest_dir)
 }
 
-/// What the generated `best` calls: the configuration to run for a tunable (see
-/// [`Database::choose`]), told on standard error when `TUNE_VERBOSE` is set (not `0`).
+/// What the generated `best` calls: the configuration to run for a tunable whose declaration
+/// has the fingerprint `code` (see [`Database::choose_with_code`]), told on standard error
+/// when `TUNE_VERBOSE` is set (not `0`). A recorded result passed over as stale is told
+/// on standard error once per process, tunable, device and input key, whatever
+/// `TUNE_VERBOSE` says.
 ///
 /// # Errors
 /// An unreadable database file, or an empty space.
 pub fn choose(
     db: &Database,
     tunable: &str,
+    code: &str,
     device: &str,
     input_key: &str,
     space: &Space,
 ) -> Result<Choice> {
-    let choice = db.choose(tunable, device, input_key, space, None)?;
+    let choice = db.choose_with_code(tunable, code, device, input_key, space, None)?;
+    if let Some(stale) = &choice.stale {
+        if first_warning(tunable, device, input_key) {
+            eprintln!(
+                "tune: warning: {tunable} on {device} [{input_key}]: {stale} (now running {}, {})",
+                space.describe(&choice.config),
+                choice.source
+            );
+        }
+    }
     if std::env::var_os("TUNE_VERBOSE").is_some_and(|v| !v.is_empty() && v != "0") {
         eprintln!(
             "tune: {tunable} on {device} [{input_key}]: {} ({}{})",
@@ -283,6 +301,13 @@ pub fn choose(
         );
     }
     Ok(choice)
+}
+
+/// Whether this is the first stale warning for a tunable, device and input key in this
+/// process (a dispatch in a loop warns once).
+fn first_warning(tunable: &str, device: &str, input_key: &str) -> bool {
+    static WARNED: Mutex<BTreeSet<(String, String, String)>> = Mutex::new(BTreeSet::new());
+    lock(&WARNED).insert((tunable.into(), device.into(), input_key.into()))
 }
 
 #[cfg(test)]
@@ -324,5 +349,12 @@ mod tests {
         let r: std::result::Result<(), Error> = Err(Error::InvalidSpace("x".into()));
         assert!(matches!(result_failure(&r), Some(Failure::Other(_))));
         assert_eq!(technique("annealing").name(), "annealing");
+    }
+
+    #[test]
+    fn stale_results_are_told_once_per_key() {
+        assert!(first_warning("warned", "gpu", "n=1"));
+        assert!(!first_warning("warned", "gpu", "n=1"));
+        assert!(first_warning("warned", "gpu", "n=2"));
     }
 }

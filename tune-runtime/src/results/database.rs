@@ -1,14 +1,23 @@
 //! The tuning database: what production code runs.
 //!
 //! One small, pretty-printed JSON file per tunable and device, under a folder of the user's
-//! repository (by default `tuning/`): `tuning/<tunable>/<device>.json`. Each file holds one
-//! entry per input key: the best configuration, its cost, and a summary of the run that
-//! found it (evaluations, failures by kind, the few best configurations). Keys keep a stable
-//! order so that diffs are reviewable.
+//! repository (by default `tuning/`): `tuning/<tunable>/<device>.json`, with file names
+//! that never collide ([`file_name`]) and the exact names stored inside. Each file holds one
+//! entry per input key: the best configuration, its cost, a [`Fingerprint`] of what it was
+//! tuned for, and a summary of the run that found it. Keys keep a stable order so that
+//! diffs are reviewable.
+//!
+//! Writers are safe together, threads and processes alike: each write takes an exclusive OS
+//! lock on the file's lock file (`.<device>.json.lock` beside it; `flock` on Unix), reads
+//! the file afresh, merges, and replaces it atomically (a unique temporary file renamed over
+//! it). Readers take no lock: the atomic rename shows them a whole old or a whole new file.
+//! Temporary files left by a killed writer are removed by the next write. The folder gets a
+//! `.gitignore` for lock and temporary files.
 //!
 //! [`Database::choose`] picks the configuration to run: the exact input key, else the
 //! nearest recorded input key, else the caller's default, else the first valid
-//! configuration, and says which ([`Source`]).
+//! configuration, and says which ([`Source`]). Entries tuned for other code, another space
+//! or another version of tune are passed over, and [`Choice::stale`] says why.
 //!
 //! ```
 //! # fn main() -> tune_runtime::Result<()> {
@@ -25,15 +34,27 @@
 
 use std::collections::{BTreeMap, HashMap};
 use std::fmt;
+use std::io::ErrorKind;
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex, OnceLock};
+use std::sync::{Arc, OnceLock};
 
+use arc_swap::ArcSwap;
 use serde::{Deserialize, Serialize};
 
-use super::{write_atomic, Named};
+use super::choose::choose_recorded;
+pub use super::choose::key_distance;
+use super::fingerprint::Expected;
+pub use super::fingerprint::{Fingerprint, Stale, StaleReason};
+use super::store::{ensure_gitignore, remove_stray_temps, Lock};
+pub use super::store::{file_name, slug};
+use super::{temp_path, write_atomic, Named};
 use crate::param::Value;
 use crate::space::{Config, Space};
 use crate::{Error, Result};
+
+/// The version of the file format written: 2 added fingerprints and `schema` (files without
+/// `schema` are version 1).
+pub const SCHEMA: u32 = 2;
 
 /// Where the chosen configuration came from.
 #[derive(Clone, Copy, Debug, PartialEq, Eq, Hash)]
@@ -69,6 +90,10 @@ pub struct Choice {
     /// The recorded input key it was tuned for (for [`Source::Exact`] and
     /// [`Source::NearestInput`]).
     pub input_key: Option<String>,
+    /// A recorded result that was passed over because it was tuned for other code, another
+    /// space or another version of tune: the one for this input key, or one nearer than the
+    /// one used. Tuning again replaces it.
+    pub stale: Option<Stale>,
 }
 
 /// A configuration and its cost, in an entry's short list of the best ones.
@@ -110,6 +135,14 @@ pub struct Entry {
     pub top: Vec<Ranked>,
     /// When it was recorded (RFC 3339 UTC).
     pub timestamp: String,
+    /// What it was tuned for. [`Database::record`] fills in the space and tune version;
+    /// the caller gives the code fingerprint, if any. `None` only in files of older tunes.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fingerprint: Option<Fingerprint>,
+}
+
+fn legacy_schema() -> u32 {
+    1
 }
 
 /// One file of the database: a tunable on a device.
@@ -119,6 +152,9 @@ pub struct TunableFile {
     pub tunable: String,
     /// The device, exactly as the evaluator names it.
     pub device: String,
+    /// The file format's version ([`SCHEMA`]).
+    #[serde(default = "legacy_schema")]
+    pub schema: u32,
     /// One entry per input key, sorted by key.
     pub entries: Vec<Entry>,
 }
@@ -127,7 +163,8 @@ pub struct TunableFile {
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
 pub enum Policy {
     /// Keep whichever has the lower cost (so a short CI run does not overwrite a full one).
-    /// A recorded entry whose configuration no longer fits the space is always replaced.
+    /// A recorded entry that is stale (tuned for other code, another space or another tune)
+    /// or whose configuration no longer fits the space is always replaced.
     #[default]
     KeepBetter,
     /// Always replace.
@@ -138,45 +175,151 @@ pub enum Policy {
 #[derive(Clone, Debug)]
 pub struct Database {
     dir: PathBuf,
+    /// Whether this is the default location rather than one the user named (test runs
+    /// record into the default location only when asked).
+    default_location: bool,
 }
 
-/// A file-system-safe name: lower-case ASCII letters, digits and `-`.
-pub fn slug(s: &str) -> String {
-    let mut out = String::with_capacity(s.len());
-    for c in s.chars() {
-        if c.is_ascii_alphanumeric() || c == '_' {
-            out.push(c.to_ascii_lowercase());
-        } else if !out.ends_with('-') {
-            out.push('-');
-        }
-    }
-    let t = out.trim_matches('-');
-    if t.is_empty() {
-        "unnamed".into()
-    } else {
-        t.to_string()
-    }
-}
+/// Parsed files by path, shared by every lookup in the process: an immutable snapshot that
+/// lookups read without locking; loads and records replace it.
+type Snapshot = HashMap<PathBuf, Option<Arc<TunableFile>>>;
 
-/// Parsed files, shared by every lookup in the process; [`Database::record`] refreshes it.
-fn cache() -> &'static Mutex<HashMap<PathBuf, Option<Arc<TunableFile>>>> {
-    static CACHE: OnceLock<Mutex<HashMap<PathBuf, Option<Arc<TunableFile>>>>> = OnceLock::new();
+fn cache() -> &'static ArcSwap<Snapshot> {
+    static CACHE: OnceLock<ArcSwap<Snapshot>> = OnceLock::new();
     CACHE.get_or_init(Default::default)
+}
+
+/// Puts a file into the snapshot: replacing what is there (a record) or only where nothing
+/// is (a load, which may have read the file before a concurrent record of this process).
+fn cache_put(path: &Path, file: Option<Arc<TunableFile>>, replace: bool) {
+    cache().rcu(|m| {
+        let mut m = Snapshot::clone(m);
+        if replace || !m.contains_key(path) {
+            m.insert(path.to_path_buf(), file.clone());
+        }
+        m
+    });
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.display().to_string(),
+        source,
+    }
+}
+
+/// An I/O error of a write, with what to do about it.
+fn unwritable(path: &Path, e: std::io::Error) -> Error {
+    io_error(
+        path,
+        std::io::Error::new(
+            e.kind(),
+            format!("{e}; the tuning database must be writable to record into it: fix the permissions, or record elsewhere (`TUNE_DB`, or the tuner's `.database(..)`)"),
+        ),
+    )
+}
+
+fn format_error(path: &Path, reason: String) -> Error {
+    Error::Format {
+        path: path.display().to_string(),
+        reason,
+    }
+}
+
+/// Reads and checks the database file at `path`, which must hold `tunable` on `device`.
+fn read_file(path: &Path, tunable: &str, device: &str) -> Result<Option<TunableFile>> {
+    let text = match std::fs::read_to_string(path) {
+        Ok(t) => t,
+        Err(e) if e.kind() == ErrorKind::NotFound => return Ok(None),
+        Err(e) => return Err(io_error(path, e)),
+    };
+    let file: TunableFile = serde_json::from_str(&text).map_err(|e| {
+        format_error(
+            path,
+            format!("{e}; this tuning database file is damaged: repair it (e.g. finish resolving a merge conflict) or delete it and tune again"),
+        )
+    })?;
+    if file.schema > SCHEMA {
+        return Err(format_error(
+            path,
+            format!(
+                "written by a newer tune (file format {}, this tune reads up to {SCHEMA}); upgrade tune",
+                file.schema
+            ),
+        ));
+    }
+    if file.tunable != tunable || file.device != device {
+        return Err(format_error(
+            path,
+            format!(
+                "holds `{}` on `{}`, not `{tunable}` on `{device}`: the file was renamed or copied by hand; move it back or delete it",
+                file.tunable, file.device
+            ),
+        ));
+    }
+    Ok(Some(file))
+}
+
+/// Fails when the file exists and is marked read-only: someone froze it on purpose, and the
+/// atomic replace would otherwise overwrite it anyway.
+fn refuse_read_only(path: &Path) -> Result<()> {
+    match std::fs::metadata(path) {
+        Ok(m) if m.permissions().readonly() => Err(io_error(
+            path,
+            std::io::Error::new(
+                ErrorKind::PermissionDenied,
+                "the tuning database file is read-only: make it writable to record into it, or record elsewhere (`TUNE_DB`, or the tuner's `.database(..)`)",
+            ),
+        )),
+        _ => Ok(()),
+    }
+}
+
+/// Checks what is about to be recorded: a non-finite cost would be written as `null` and
+/// make the file unreadable.
+fn check_entry(path: &Path, entry: &mut Entry) -> Result<()> {
+    let finite = entry.cost.is_finite() && entry.objectives.0.iter().all(|(_, v)| v.is_finite());
+    if !finite {
+        return Err(format_error(
+            path,
+            format!(
+                "refusing to record a non-finite cost ({}) for `{}`; the evaluator must report a finite cost",
+                entry.cost, entry.input_key
+            ),
+        ));
+    }
+    // The short list is informative only: drop what cannot be written.
+    entry.top.retain(|r| r.cost.is_finite());
+    Ok(())
 }
 
 impl Database {
     /// The database in `dir` (created on the first [`Database::record`]).
     pub fn open(dir: impl Into<PathBuf>) -> Self {
-        Database { dir: dir.into() }
+        Database {
+            dir: dir.into(),
+            default_location: false,
+        }
     }
 
     /// The database the generated dispatch reads: `$TUNE_DB` if set, else `tuning/` under
     /// `manifest_dir` (the crate's `CARGO_MANIFEST_DIR`).
     pub fn default_location(manifest_dir: &str) -> Self {
-        match std::env::var_os("TUNE_DB") {
-            Some(p) if !p.is_empty() => Database::open(p),
-            _ => Database::open(Path::new(manifest_dir).join("tuning")),
+        let dir = match std::env::var_os("TUNE_DB") {
+            Some(p) if !p.is_empty() => PathBuf::from(p),
+            _ => Path::new(manifest_dir).join("tuning"),
+        };
+        Database {
+            dir,
+            default_location: true,
         }
+    }
+
+    /// Whether this is [`Database::default_location`] rather than a folder given to
+    /// [`Database::open`]. Test runs ([`crate::testing`]) record into the default location
+    /// only when asked.
+    pub fn is_default_location(&self) -> bool {
+        self.default_location
     }
 
     /// The folder.
@@ -184,103 +327,212 @@ impl Database {
         &self.dir
     }
 
-    /// The file of a tunable on a device.
+    /// The file of a tunable on a device: `<dir>/<tunable>/<device>.json`, each name made
+    /// safe and collision-free by [`file_name`].
     pub fn path(&self, tunable: &str, device: &str) -> PathBuf {
         self.dir
-            .join(slug(tunable))
-            .join(format!("{}.json", slug(device)))
+            .join(file_name(tunable))
+            .join(format!("{}.json", file_name(device)))
     }
 
     /// Reads the file of a tunable on a device (`None` if there is none).
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Format`] for an unreadable file.
+    /// [`Error::Io`], or [`Error::Format`] for a damaged file, one written by a newer tune,
+    /// or one that holds another tunable or device.
     pub fn load(&self, tunable: &str, device: &str) -> Result<Option<TunableFile>> {
-        let path = self.path(tunable, device);
-        let text = match std::fs::read_to_string(&path) {
-            Ok(t) => t,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
-                return Err(Error::Io {
-                    path: path.display().to_string(),
-                    source,
-                })
-            }
-        };
-        let file: TunableFile = serde_json::from_str(&text).map_err(|e| Error::Format {
-            path: path.display().to_string(),
-            reason: format!("{e}; fix the file or delete it and tune again"),
-        })?;
-        // Two device names with the same file name: only the exact one counts.
-        Ok((file.device == device && file.tunable == tunable).then_some(file))
+        read_file(&self.path(tunable, device), tunable, device)
     }
 
     fn load_cached(&self, tunable: &str, device: &str) -> Result<Option<Arc<TunableFile>>> {
         let path = self.path(tunable, device);
-        if let Ok(c) = cache().lock() {
-            if let Some(f) = c.get(&path) {
-                return Ok(f.clone());
-            }
+        if let Some(f) = cache().load().get(&path) {
+            return Ok(f.clone());
         }
-        let f = self.load(tunable, device)?.map(Arc::new);
-        if let Ok(mut c) = cache().lock() {
-            c.insert(path, f.clone());
-        }
+        let f = read_file(&path, tunable, device)?.map(Arc::new);
+        cache_put(&path, f.clone(), false);
         Ok(f)
+    }
+
+    /// Checks, before a tuning run, that its result can be recorded: the folder and the
+    /// lock can be created, the file (if any) is readable, of a known format and names this
+    /// tunable and device, is not read-only, and a file can be written beside it. So a
+    /// damaged or unwritable database stops the run before it starts, not after.
+    ///
+    /// # Errors
+    /// [`Error::Io`] or [`Error::Format`] naming the file and what to do.
+    pub fn check_writable(&self, tunable: &str, device: &str) -> Result<()> {
+        let path = self.path(tunable, device);
+        let lock = Lock::exclusive(&path).map_err(|e| match e {
+            Error::Io { path, source } => unwritable(Path::new(&path), source),
+            e => e,
+        })?;
+        // Informative only: a failure here shows up in the probe below.
+        let _ = ensure_gitignore(&self.dir);
+        remove_stray_temps(&path, &lock);
+        read_file(&path, tunable, device)?;
+        refuse_read_only(&path)?;
+        let probe = temp_path(&path);
+        std::fs::File::create(&probe).map_err(|e| unwritable(&probe, e))?;
+        std::fs::remove_file(&probe).map_err(|e| unwritable(&probe, e))?;
+        Ok(())
+    }
+
+    /// Reads, changes and writes the file of a tunable on a device under its lock. `change`
+    /// returns whether it changed anything; returns the same.
+    fn update(
+        &self,
+        tunable: &str,
+        device: &str,
+        change: impl FnOnce(&mut TunableFile) -> bool,
+    ) -> Result<bool> {
+        let path = self.path(tunable, device);
+        let lock = Lock::exclusive(&path)?;
+        let _ = ensure_gitignore(&self.dir);
+        remove_stray_temps(&path, &lock);
+        let mut file = read_file(&path, tunable, device)?.unwrap_or_else(|| TunableFile {
+            tunable: tunable.into(),
+            device: device.into(),
+            schema: SCHEMA,
+            entries: Vec::new(),
+        });
+        refuse_read_only(&path)?;
+        if !change(&mut file) {
+            cache_put(&path, Some(Arc::new(file)), true);
+            return Ok(false);
+        }
+        file.schema = SCHEMA;
+        file.entries.sort_by(|a, b| a.input_key.cmp(&b.input_key));
+        let mut text =
+            serde_json::to_string_pretty(&file).map_err(|e| format_error(&path, e.to_string()))?;
+        text.push('\n');
+        write_atomic(&path, text.as_bytes())?;
+        cache_put(&path, Some(Arc::new(file)), true);
+        drop(lock);
+        Ok(true)
+    }
+
+    /// Stamps the entry with the space and tune version (keeping the caller's code
+    /// fingerprint) and checks it can be written.
+    fn prepare(&self, tunable: &str, device: &str, entry: &mut Entry, space: &Space) -> Result<()> {
+        let code = entry.fingerprint.take().and_then(|f| f.code);
+        entry.fingerprint = Some(Fingerprint::new(space, code.as_deref()));
+        check_entry(&self.path(tunable, device), entry)
     }
 
     /// Records a tuning result for a tunable, device and input key. Returns whether the
     /// database changed (under [`Policy::KeepBetter`] a worse result is not recorded).
-    /// `space` checks whether the recorded entry still fits.
+    /// `space` is the space the result was tuned over: it stamps the entry's fingerprint
+    /// and checks whether the recorded entry still fits.
+    ///
+    /// Safe to call from several threads and processes at once: no result is lost.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Format`].
+    /// [`Error::Io`] or [`Error::Format`] (a damaged or read-only file, a non-finite cost).
     pub fn record(
         &self,
         tunable: &str,
         device: &str,
-        entry: Entry,
+        mut entry: Entry,
         space: &Space,
         policy: Policy,
     ) -> Result<bool> {
-        let mut file = self.load(tunable, device)?.unwrap_or_else(|| TunableFile {
-            tunable: tunable.into(),
-            device: device.into(),
-            entries: Vec::new(),
-        });
-        match file
-            .entries
-            .iter_mut()
-            .find(|e| e.input_key == entry.input_key)
-        {
-            Some(old) => {
-                let old_fits = old.best.config(space).is_ok();
-                if policy == Policy::KeepBetter && old_fits && old.cost <= entry.cost {
-                    return Ok(false);
+        self.prepare(tunable, device, &mut entry, space)?;
+        let code = entry.fingerprint.as_ref().and_then(|f| f.code.clone());
+        self.update(tunable, device, |file| {
+            match file
+                .entries
+                .iter_mut()
+                .find(|e| e.input_key == entry.input_key)
+            {
+                Some(old) => {
+                    let current = current(old, space, code.as_deref());
+                    if policy == Policy::KeepBetter && current && old.cost <= entry.cost {
+                        return false;
+                    }
+                    *old = entry;
                 }
-                *old = entry;
+                None => file.entries.push(entry),
             }
-            None => file.entries.push(entry),
-        }
-        file.entries.sort_by(|a, b| a.input_key.cmp(&b.input_key));
-        let path = self.path(tunable, device);
-        let mut text = serde_json::to_string_pretty(&file).map_err(|e| Error::Format {
-            path: path.display().to_string(),
-            reason: e.to_string(),
-        })?;
-        text.push('\n');
-        write_atomic(&path, text.as_bytes())?;
-        if let Ok(mut c) = cache().lock() {
-            c.insert(path, Some(Arc::new(file)));
-        }
-        Ok(true)
+            true
+        })
+    }
+
+    /// The recorded entry for this input key, read afresh from disk, if it is current
+    /// (tuned for this code, space and tune) and its configuration fits `space`: what a
+    /// tuner re-measures beside its own finalists before [`Database::record_remeasured`].
+    /// `code` is the code fingerprint the run was given, if any.
+    ///
+    /// # Errors
+    /// An unreadable database file.
+    pub fn recorded(
+        &self,
+        tunable: &str,
+        device: &str,
+        input_key: &str,
+        space: &Space,
+        code: Option<&str>,
+    ) -> Result<Option<Entry>> {
+        let Some(file) = self.load(tunable, device)? else {
+            return Ok(None);
+        };
+        Ok(file
+            .entries
+            .into_iter()
+            .find(|e| e.input_key == input_key)
+            .filter(|e| current(e, space, code)))
+    }
+
+    /// Records the winner of a re-measurement: the caller measured the recorded best
+    /// (`against`, from [`Database::recorded`]; `None` if there was none) beside its own
+    /// finalists in one session, and `entry` is the one that won, with its re-measured cost
+    /// (when the recorded configuration won, `entry` holds that configuration). It replaces
+    /// the recorded entry whatever the costs, as long as the recorded entry is still the
+    /// one re-measured; if another run recorded a different configuration in the meantime,
+    /// the lower cost is kept, as under [`Policy::KeepBetter`]. Returns whether the
+    /// database changed.
+    ///
+    /// # Errors
+    /// As [`Database::record`].
+    pub fn record_remeasured(
+        &self,
+        tunable: &str,
+        device: &str,
+        mut entry: Entry,
+        space: &Space,
+        against: Option<&Entry>,
+    ) -> Result<bool> {
+        self.prepare(tunable, device, &mut entry, space)?;
+        let code = entry.fingerprint.as_ref().and_then(|f| f.code.clone());
+        self.update(tunable, device, |file| {
+            match file
+                .entries
+                .iter_mut()
+                .find(|e| e.input_key == entry.input_key)
+            {
+                Some(old) => {
+                    let remeasured = against.is_some_and(|a| a.best == old.best);
+                    if !remeasured && current(old, space, code.as_deref()) && old.cost <= entry.cost
+                    {
+                        return false;
+                    }
+                    *old = entry;
+                }
+                None => file.entries.push(entry),
+            }
+            true
+        })
     }
 
     /// The configuration to run for a tunable on a device and input: the recorded best for
     /// this input key; else the one for the nearest recorded input key (same component
     /// names, numeric values closest); else `default` (or the space's declared defaults);
     /// else the first valid configuration. Recorded configurations that no longer fit the
-    /// space are passed over.
+    /// space, and entries tuned for another space or another version of tune, are passed
+    /// over ([`Choice::stale`] says so).
+    ///
+    /// Each file is read once per process (later calls use that snapshot, without locking;
+    /// records made by this process update it).
     ///
     /// # Errors
     /// An unreadable database file, or an empty space.
@@ -292,10 +544,43 @@ impl Database {
         space: &Space,
         default: Option<&Config>,
     ) -> Result<Choice> {
+        self.choose_impl(tunable, None, device, input_key, space, default)
+    }
+
+    /// [`Database::choose`] for results tuned with the code fingerprint `code` (the one
+    /// given to [`Tuner::fingerprint`](crate::tuner::Tuner::fingerprint)): entries recorded
+    /// for other code are passed over as well.
+    ///
+    /// # Errors
+    /// See [`Database::choose`].
+    pub fn choose_with_code(
+        &self,
+        tunable: &str,
+        code: &str,
+        device: &str,
+        input_key: &str,
+        space: &Space,
+        default: Option<&Config>,
+    ) -> Result<Choice> {
+        self.choose_impl(tunable, Some(code), device, input_key, space, default)
+    }
+
+    fn choose_impl(
+        &self,
+        tunable: &str,
+        code: Option<&str>,
+        device: &str,
+        input_key: &str,
+        space: &Space,
+        default: Option<&Config>,
+    ) -> Result<Choice> {
+        let mut stale = None;
         if let Some(file) = self.load_cached(tunable, device)? {
-            if let Some(c) = choose_recorded(&file, input_key, space) {
-                return Ok(c);
+            let (chosen, s) = choose_recorded(&file, input_key, &Expected::new(space, code));
+            if let Some(c) = chosen {
+                return Ok(Choice { stale: s, ..c });
             }
+            stale = s;
         }
         if let Some(c) = default
             .filter(|c| space.contains(c))
@@ -306,6 +591,7 @@ impl Database {
                 config: c,
                 source: Source::Default,
                 input_key: None,
+                stale,
             });
         }
         space
@@ -314,6 +600,7 @@ impl Database {
                 config,
                 source: Source::FirstValid,
                 input_key: None,
+                stale,
             })
             .ok_or_else(|| {
                 Error::InvalidSpace(format!(
@@ -321,6 +608,15 @@ impl Database {
                 ))
             })
     }
+}
+
+/// Whether a recorded entry can stand as the best for its input: tuned for this code, space
+/// and tune, and its configuration fits the space.
+fn current(e: &Entry, space: &Space, code: Option<&str>) -> bool {
+    Expected::new(space, code)
+        .exact(e.fingerprint.as_ref())
+        .is_ok()
+        && e.best.config(space).is_ok()
 }
 
 /// What the generated dispatch calls: the configuration to run for `tunable` on `device`
@@ -340,210 +636,7 @@ pub fn dispatch(
     Database::default_location(manifest_dir).choose(tunable, device, input_key, space, default)
 }
 
-fn choose_recorded(file: &TunableFile, input_key: &str, space: &Space) -> Option<Choice> {
-    if let Some(e) = file.entries.iter().find(|e| e.input_key == input_key) {
-        if let Ok(config) = e.best.config(space) {
-            return Some(Choice {
-                config,
-                source: Source::Exact,
-                input_key: Some(e.input_key.clone()),
-            });
-        }
-    }
-    let mut best: Option<(f64, &Entry, Config)> = None;
-    for e in &file.entries {
-        let Some(d) = key_distance(input_key, &e.input_key) else {
-            continue;
-        };
-        if best.as_ref().is_some_and(|(bd, _, _)| *bd <= d) {
-            continue;
-        }
-        if let Ok(config) = e.best.config(space) {
-            best = Some((d, e, config));
-        }
-    }
-    best.map(|(_, e, config)| Choice {
-        config,
-        source: Source::NearestInput,
-        input_key: Some(e.input_key.clone()),
-    })
-}
-
-/// The components of an input key: `k=v` pairs separated by `,`, `;` or spaces.
-fn components(key: &str) -> Vec<(&str, &str)> {
-    let mut v: Vec<(&str, &str)> = key
-        .split(|c: char| c == ',' || c == ';' || c.is_whitespace())
-        .filter(|t| !t.is_empty())
-        .map(|t| match t.split_once('=') {
-            Some((k, v)) => (k.trim(), v.trim()),
-            None => (t, ""),
-        })
-        .collect();
-    v.sort_unstable();
-    v
-}
-
-/// How far apart two input keys are: `None` if they name different components or differ in
-/// a non-numeric one; else the sum over numeric components of `|ln(a / b)|` (sizes scale
-/// multiplicatively), or `|a - b|` where a value is not positive.
-pub fn key_distance(a: &str, b: &str) -> Option<f64> {
-    let (ca, cb) = (components(a), components(b));
-    if ca.len() != cb.len() {
-        return None;
-    }
-    let mut d = 0.0;
-    for ((ka, va), (kb, vb)) in ca.iter().zip(&cb) {
-        if ka != kb {
-            return None;
-        }
-        match (va.parse::<f64>(), vb.parse::<f64>()) {
-            (Ok(x), Ok(y)) if x > 0.0 && y > 0.0 => d += (x / y).ln().abs(),
-            (Ok(x), Ok(y)) => d += (x - y).abs(),
-            _ if va == vb => {}
-            _ => return None,
-        }
-    }
-    Some(d)
-}
-
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used, clippy::expect_used)]
-
-    use super::*;
-    use crate::param::Param;
-    use crate::space::SpaceBuilder;
-
-    fn space() -> Space {
-        SpaceBuilder::new()
-            .param(Param::<u32>::values("BS", [16, 32, 64, 128]))
-            .param(Param::<bool>::bool("PAD"))
-            .build()
-            .unwrap()
-    }
-
-    fn entry(key: &str, bs: i64, cost: f64) -> Entry {
-        Entry {
-            input_key: key.into(),
-            best: Named(vec![
-                ("BS".into(), Value::Int(bs)),
-                ("PAD".into(), Value::Bool(true)),
-            ]),
-            cost,
-            objectives: Named(vec![("time_s".into(), cost)]),
-            technique: "test".into(),
-            seed: 1,
-            evaluations: 8,
-            valid: 8,
-            failures: BTreeMap::new(),
-            space_len: "8".into(),
-            top: vec![],
-            timestamp: "2026-01-01T00:00:00.000000Z".into(),
-        }
-    }
-
-    fn bs(c: &Choice) -> u32 {
-        c.config.get(0)
-    }
-
-    #[test]
-    fn fallbacks_in_order() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(dir.path());
-        let s = space();
-        // Nothing recorded, no default: the first valid configuration.
-        let c = db.choose("k", "gpu", "n=100", &s, None).unwrap();
-        assert_eq!(c.source, Source::FirstValid);
-        assert_eq!(c.config, s.get(0).unwrap());
-        // A declared default.
-        let d = s
-            .config_from_values([("BS", Value::Int(64)), ("PAD", Value::Bool(false))])
-            .unwrap();
-        let c = db.choose("k", "gpu", "n=100", &s, Some(&d)).unwrap();
-        assert_eq!((c.source, c.config), (Source::Default, d.clone()));
-        // Recorded inputs: exact, else nearest.
-        for (key, b) in [("n=1000", 32), ("n=100000", 128)] {
-            assert!(db
-                .record("k", "gpu", entry(key, b, 1.0), &s, Policy::KeepBetter)
-                .unwrap());
-        }
-        let c = db.choose("k", "gpu", "n=1000", &s, Some(&d)).unwrap();
-        assert_eq!((c.source, bs(&c)), (Source::Exact, 32));
-        let c = db.choose("k", "gpu", "n=50000", &s, Some(&d)).unwrap();
-        assert_eq!((c.source, bs(&c)), (Source::NearestInput, 128));
-        assert_eq!(c.input_key.as_deref(), Some("n=100000"));
-        let c = db.choose("k", "gpu", "n=10", &s, Some(&d)).unwrap();
-        assert_eq!((c.source, bs(&c)), (Source::NearestInput, 32));
-        // Different components or another device: no recorded match.
-        let c = db.choose("k", "gpu", "m=1000", &s, Some(&d)).unwrap();
-        assert_eq!(c.source, Source::Default);
-        let c = db.choose("k", "other gpu", "n=1000", &s, None).unwrap();
-        assert_eq!(c.source, Source::FirstValid);
-    }
-
-    #[test]
-    fn recorded_configurations_outside_the_space_are_passed_over() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(dir.path());
-        let s = space();
-        db.record("k2", "gpu", entry("n=1", 256, 1.0), &s, Policy::Replace)
-            .unwrap();
-        db.record("k2", "gpu", entry("n=2", 16, 1.0), &s, Policy::Replace)
-            .unwrap();
-        let c = db.choose("k2", "gpu", "n=1", &s, None).unwrap();
-        assert_eq!((c.source, bs(&c)), (Source::NearestInput, 16));
-    }
-
-    #[test]
-    fn keep_better_does_not_overwrite_with_worse() {
-        let dir = tempfile::tempdir().unwrap();
-        let db = Database::open(dir.path());
-        let s = space();
-        assert!(db
-            .record("k3", "gpu", entry("n=1", 32, 1.0), &s, Policy::KeepBetter)
-            .unwrap());
-        assert!(!db
-            .record("k3", "gpu", entry("n=1", 64, 2.0), &s, Policy::KeepBetter)
-            .unwrap());
-        assert!(db
-            .record("k3", "gpu", entry("n=1", 128, 0.5), &s, Policy::KeepBetter)
-            .unwrap());
-        let f = db.load("k3", "gpu").unwrap().unwrap();
-        assert_eq!(f.entries.len(), 1);
-        assert_eq!(f.entries[0].cost, 0.5);
-        // Stable, reviewable text: pretty-printed, declaration order, trailing newline.
-        let text = std::fs::read_to_string(db.path("k3", "gpu")).unwrap();
-        assert!(text.starts_with("{\n  \"tunable\": \"k3\",\n  \"device\": \"gpu\","));
-        assert!(text.contains("\"best\": {\n        \"BS\": 128,\n        \"PAD\": true\n"));
-        assert!(text.ends_with("}\n"));
-    }
-
-    #[test]
-    fn dispatch_reads_tuning_under_the_manifest_dir() {
-        let dir = tempfile::tempdir().unwrap();
-        let s = space();
-        Database::open(dir.path().join("tuning"))
-            .record("k4", "gpu", entry("n=1", 64, 1.0), &s, Policy::Replace)
-            .unwrap();
-        let manifest = dir.path().to_str().unwrap();
-        if std::env::var_os("TUNE_DB").is_none() {
-            let c = dispatch("k4", "gpu", "n=1", &s, None, manifest).unwrap();
-            assert_eq!((c.source, bs(&c)), (Source::Exact, 64));
-        }
-        let c = dispatch("k4", "cpu", "n=1", &s, None, manifest).unwrap();
-        assert_eq!(c.source, Source::FirstValid);
-    }
-
-    #[test]
-    fn key_distances() {
-        assert_eq!(key_distance("n=4", "n=4"), Some(0.0));
-        assert!(key_distance("n=4,m=2", "m=2 n=8").unwrap() > 0.0);
-        assert_eq!(key_distance("n=4,t=f32", "n=4,t=f64"), None);
-        assert_eq!(key_distance("n=4", "n=4,m=1"), None);
-        assert_eq!(key_distance("", ""), Some(0.0));
-        assert_eq!(
-            slug("NVIDIA H100 80GB HBM3 (CUDA)"),
-            "nvidia-h100-80gb-hbm3-cuda"
-        );
-    }
-}
+mod concurrency;
+#[cfg(test)]
+mod tests;

@@ -215,10 +215,23 @@ pub fn from_csv(text: &str) -> Result<Vec<Record>> {
                 header.len()
             )));
         }
+        // Times and costs must be finite: a NaN or infinity here is a damaged file, and
+        // would poison a resumed run or a comparison of costs.
+        let finite = |x: f64, what: &str| -> Result<f64> {
+            if x.is_finite() {
+                Ok(x)
+            } else {
+                Err(bad(format!(
+                    "row {}, `{what}`: `{x}` is not a finite number",
+                    line + 2
+                )))
+            }
+        };
         let num = |i: usize| -> Result<f64> {
-            row[i]
+            let x = row[i]
                 .parse::<f64>()
-                .map_err(|e| bad(format!("row {}, `{}`: {e}", line + 2, FIXED[i])))
+                .map_err(|e| bad(format!("row {}, `{}`: {e}", line + 2, FIXED[i])))?;
+            finite(x, FIXED[i])
         };
         let opt = |i: usize| -> Result<Option<f64>> {
             if row[i].is_empty() {
@@ -232,12 +245,20 @@ pub fn from_csv(text: &str) -> Result<Vec<Record>> {
                 .parse::<u128>()
                 .map_err(|e| bad(format!("row {}, `{}`: {e}", line + 2, FIXED[i])))
         };
+        let int64 = |i: usize| -> Result<u64> {
+            u64::try_from(int(i)?)
+                .map_err(|e| bad(format!("row {}, `{}`: {e}", line + 2, FIXED[i])))
+        };
         let samples = if row[15].is_empty() {
             Vec::new()
         } else {
             row[15]
                 .split(';')
-                .map(|s| s.parse::<f64>().map_err(|e| bad(format!("samples: {e}"))))
+                .map(|s| {
+                    s.parse::<f64>()
+                        .map_err(|e| bad(format!("samples: {e}")))
+                        .and_then(|x| finite(x, "samples"))
+                })
                 .collect::<Result<_>>()?
         };
         let objectives = rest[..n_obj]
@@ -247,8 +268,9 @@ pub fn from_csv(text: &str) -> Result<Vec<Record>> {
             .map(|(h, v)| {
                 let name = h.trim_start_matches("objective:").to_string();
                 v.parse::<f64>()
-                    .map(|x| (name, x))
                     .map_err(|e| bad(format!("{h}: {e}")))
+                    .and_then(|x| finite(x, h))
+                    .map(|x| (name, x))
             })
             .collect::<Result<_>>()?;
         let config = rest[n_obj..]
@@ -262,9 +284,9 @@ pub fn from_csv(text: &str) -> Result<Vec<Record>> {
             input_key: row[1].as_str().into(),
             device: row[2].as_str().into(),
             technique: row[3].as_str().into(),
-            seed: int(4)? as u64,
+            seed: int64(4)?,
             timestamp: row[5].clone(),
-            evaluation: int(6)? as u64,
+            evaluation: int64(6)?,
             index: int(7)?,
             status: row[8].clone(),
             detail: (!row[9].is_empty()).then(|| row[9].clone()),
@@ -573,6 +595,34 @@ mod tests {
         assert_eq!(from_csv(&text).unwrap(), rs);
     }
 
+    /// Was: `nan`/`inf` times were read as such, and a seed above `u64::MAX` wrapped.
+    #[test]
+    fn csv_numbers_must_be_finite_and_fit() {
+        let text = to_csv(&records());
+        let header = text.lines().next().unwrap();
+        let row: Vec<String> = text
+            .lines()
+            .nth(1)
+            .unwrap()
+            .split(',')
+            .map(String::from)
+            .collect();
+        let col = |name: &str| header.split(',').position(|h| h == name).unwrap();
+        for (name, value, says) in [
+            ("elapsed_s", "inf", "not a finite number"),
+            ("cost", "NaN", "not a finite number"),
+            ("run_s", "-inf", "not a finite number"),
+            ("seed", "18446744073709551616", "seed"),
+        ] {
+            let mut r = row.clone();
+            r[col(name)] = value.into();
+            let e = from_csv(&format!("{header}\n{}\n", r.join(",")))
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(says) && e.contains("row 2"), "{name}: {e}");
+        }
+    }
+
     #[test]
     fn t4_round_trip() {
         let rs = records();
@@ -604,6 +654,11 @@ mod tests {
             .map(|up| root.join(up).join(file))
             .find(|p| p.exists())
         else {
+            // CI has shared/ beside the clone: there a missing file is a failure, not a skip.
+            assert!(
+                std::env::var_os("CI").is_none(),
+                "{file} not found beside the repository"
+            );
             eprintln!("skipped: {file} not found beside the repository");
             return;
         };

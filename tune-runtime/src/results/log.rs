@@ -122,8 +122,11 @@ pub fn read(path: &Path) -> Result<Vec<Record>> {
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+    use std::time::Duration;
+
     use super::*;
     use crate::results::tests::sample_record;
+    use crate::Failure;
 
     #[test]
     fn truncated_last_lines_are_skipped_and_appends_start_fresh() {
@@ -156,6 +159,38 @@ mod tests {
             got.iter().map(|r| r.evaluation).collect::<Vec<_>>(),
             [1, 2, 9]
         );
+    }
+
+    /// Huge or non-finite numbers in a log are read (or refused) without a panic.
+    #[test]
+    fn absurd_values_never_panic_on_read() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log.jsonl");
+        let mut w = LogWriter::append(&p).unwrap();
+        w.write(&Record {
+            status: "timeout".into(),
+            detail: Some("1e300".into()),
+            cost: None,
+            elapsed_s: 1e20,
+            prepare_s: 1e300,
+            run_s: -1e300,
+            index: u128::MAX,
+            ..sample_record()
+        })
+        .unwrap();
+        drop(w);
+        let got = read(&p).unwrap();
+        assert_eq!(got[0].failure(), Some(Failure::Timeout(Duration::MAX)));
+        assert_eq!(got[0].elapsed(), None);
+        // JSON has no NaN or infinity, and numbers beyond f64 do not parse: a named error.
+        for line in [
+            r#"{"elapsed_s": NaN}"#,
+            r#"{"tunable":"t","device":"d","evaluation":1,"index":0,"config":{},"status":"ok","prepare_s":0,"run_s":0,"elapsed_s":1e400,"seed":0,"technique":"x","timestamp":""}"#,
+        ] {
+            std::fs::write(&p, format!("{line}\n")).unwrap();
+            let e = read(&p).unwrap_err().to_string();
+            assert!(e.contains("line 1"), "{e}");
+        }
     }
 
     #[test]

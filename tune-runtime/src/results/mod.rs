@@ -4,7 +4,9 @@
 //!   [`Record`] per line, flushed per line, so a killed run loses at most the line being
 //!   written; a later run with the same log resumes and skips what was measured.
 //! - [`database`]: the best configuration per tunable, device and input key, as small
-//!   reviewable JSON files in the user's repository, read by the generated dispatch.
+//!   reviewable JSON files in the user's repository, read by the generated dispatch; safe
+//!   for concurrent writers (threads and processes); each entry carries a [`fingerprint`]
+//!   of what it was tuned for.
 //! - [`export`]: CSV and the community T4 JSON format (and a T4 reader).
 //!
 //! Files other than the append-only log are written atomically ([`write_atomic`]).
@@ -12,6 +14,7 @@
 use std::fmt;
 use std::io::Write;
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
 use std::time::{Duration, SystemTime, UNIX_EPOCH};
 
@@ -24,9 +27,12 @@ use crate::param::Value;
 use crate::space::{Config, Space};
 use crate::{Error, Result};
 
+mod choose;
 pub mod database;
 pub mod export;
+pub mod fingerprint;
 pub mod log;
+mod store;
 
 pub use database::{Choice, Database, Source};
 
@@ -176,11 +182,18 @@ impl Record {
             "compile" => Failure::Compile(detail),
             "launch" => Failure::Launch(detail),
             "wrong_result" => Failure::WrongResult(detail),
-            "timeout" => Failure::Timeout(Duration::from_secs_f64(
-                detail.parse::<f64>().unwrap_or(0.0).max(0.0),
-            )),
+            "timeout" => Failure::Timeout(seconds(detail.parse::<f64>().unwrap_or(0.0))),
             _ => Failure::Other(detail),
         })
+    }
+
+    /// The run time when it completed ([`Record::elapsed_s`]), if it is a time a
+    /// `Duration` holds: `None` for a negative, non-finite or absurdly large value (read
+    /// from a damaged or hand-edited log).
+    pub fn elapsed(&self) -> Option<Duration> {
+        (self.elapsed_s >= 0.0)
+            .then(|| Duration::try_from_secs_f64(self.elapsed_s).ok())
+            .flatten()
     }
 
     /// The `status` and `detail` fields for a failure.
@@ -195,6 +208,15 @@ impl Record {
         };
         (failure.kind().to_string(), detail)
     }
+}
+
+/// Seconds read from a file as a `Duration`, never panicking: a negative or NaN value is
+/// zero, one too large for a `Duration` (or infinite) is `Duration::MAX`.
+fn seconds(s: f64) -> Duration {
+    if s.is_nan() || s <= 0.0 {
+        return Duration::ZERO;
+    }
+    Duration::try_from_secs_f64(s).unwrap_or(Duration::MAX)
 }
 
 /// Now as RFC 3339 UTC with microseconds, e.g. `2026-01-31T12:00:00.000000Z`.
@@ -261,9 +283,23 @@ fn civil_from_days(z: i64) -> (i64, u32, u32) {
     (y, m, d)
 }
 
+/// A fresh temporary file name beside `path`: `.<name>.<process id>.<n>.tmp`, unique per
+/// process and call (so per thread too).
+pub(crate) fn temp_path(path: &Path) -> std::path::PathBuf {
+    static SEQ: AtomicU64 = AtomicU64::new(0);
+    let n = SEQ.fetch_add(1, Ordering::Relaxed);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_else(|| "file".into());
+    path.with_file_name(format!(".{name}.{}.{n}.tmp", std::process::id()))
+}
+
 /// Writes a file atomically: to a temporary file in the same folder, flushed to disk, then
 /// renamed over `path`. Readers see the old or the new content, never a mix. Creates the
-/// folder if needed.
+/// folder if needed. The temporary file's name, `.<name>.<process>.<n>.tmp`, is unique per
+/// process and call, so concurrent writers never share one (the last rename wins: writers
+/// that merge take the database's lock first).
 ///
 /// # Errors
 /// [`Error::Io`] with the path.
@@ -277,11 +313,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
         _ => std::path::PathBuf::from("."),
     };
     std::fs::create_dir_all(&dir).map_err(io)?;
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_else(|| "file".into());
-    let tmp = dir.join(format!(".{name}.{}.tmp", std::process::id()));
+    let tmp = temp_path(path);
     let result = (|| {
         let mut f = std::fs::File::create(&tmp)?;
         f.write_all(bytes)?;
@@ -339,6 +371,8 @@ mod tests {
         assert_eq!(std::fs::read_to_string(&p).unwrap(), "two");
         let names: Vec<_> = std::fs::read_dir(dir.path().join("sub")).unwrap().collect();
         assert_eq!(names.len(), 1, "no temporary file left behind");
+        // Unique per call: threads of one process never share a temporary file.
+        assert_ne!(temp_path(&p), temp_path(&p));
     }
 
     #[test]
@@ -358,6 +392,42 @@ mod tests {
                 ..sample_record()
             };
             assert_eq!(r.failure(), Some(f));
+        }
+    }
+
+    /// Was: a timeout of `1e20` seconds (or `inf`) in a log panicked in
+    /// `Duration::from_secs_f64`.
+    #[test]
+    fn absurd_times_read_from_files_never_panic() {
+        for (detail, want) in [
+            ("1e20", Duration::MAX),
+            ("1e300", Duration::MAX),
+            ("inf", Duration::MAX),
+            ("-inf", Duration::ZERO),
+            ("NaN", Duration::ZERO),
+            ("-3", Duration::ZERO),
+            ("soon", Duration::ZERO),
+            ("1.5", Duration::from_millis(1500)),
+        ] {
+            let r = Record {
+                status: "timeout".into(),
+                detail: Some(detail.into()),
+                ..sample_record()
+            };
+            assert_eq!(r.failure(), Some(Failure::Timeout(want)), "{detail}");
+        }
+        for (s, want) in [
+            (2.5, Some(Duration::from_millis(2500))),
+            (1e20, None),
+            (-1.0, None),
+            (f64::NAN, None),
+            (f64::INFINITY, None),
+        ] {
+            let r = Record {
+                elapsed_s: s,
+                ..sample_record()
+            };
+            assert_eq!(r.elapsed(), want, "{s}");
         }
     }
 

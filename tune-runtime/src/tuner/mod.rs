@@ -44,7 +44,7 @@ use crate::abort::{AbortCondition, Progress, WholeSpace};
 use crate::cost::Cost;
 use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::param::Value;
-use crate::results::database::{Entry, Policy, Ranked};
+use crate::results::database::{Entry, Fingerprint, Policy, Ranked};
 use crate::results::export;
 use crate::results::log::{self, LogWriter};
 use crate::results::{timestamp, Database, Named, Record, Stamper};
@@ -153,6 +153,7 @@ pub struct Tuner<E: Evaluator> {
     input_key: String,
     database: Option<Database>,
     policy: Policy,
+    fingerprint: Option<String>,
 }
 
 impl<E: Evaluator> std::fmt::Debug for Tuner<E> {
@@ -190,6 +191,7 @@ impl<E: Evaluator> Tuner<E> {
             input_key: String::new(),
             database: None,
             policy: Policy::KeepBetter,
+            fingerprint: None,
         }
     }
 
@@ -280,8 +282,19 @@ impl<E: Evaluator> Tuner<E> {
         self
     }
 
+    /// The code fingerprint recorded with the result: a short string that changes when the
+    /// code being tuned changes (`#[tunable]` passes a hash of its declaration; for a
+    /// kernel, [`fingerprint::of`](crate::results::fingerprint::of) of its source and
+    /// defines). A later lookup with another fingerprint
+    /// ([`Database::choose_with_code`]) passes the result over.
+    pub fn fingerprint(mut self, code: impl Into<String>) -> Self {
+        self.fingerprint = Some(code.into());
+        self
+    }
+
     /// Runs the search as a cargo test: a short budget unless `TUNE_FULL=1`, results in
-    /// the tuning database, and an error if any configuration gave a wrong result. Same as
+    /// the tuning database (a short run's only when asked), and an error if any
+    /// configuration gave a wrong result. Same as
     /// [`testing::tune_test`].
     ///
     /// # Errors
@@ -312,6 +325,7 @@ impl<E: Evaluator> Tuner<E> {
             input_key,
             database,
             policy,
+            fingerprint,
         } = self;
         let mut technique = technique.unwrap_or_else(|| TechniqueKind::default().build());
         let start: Vec<u128> = start.iter().filter_map(|c| space.index_of(c)).collect();
@@ -323,6 +337,9 @@ impl<E: Evaluator> Tuner<E> {
         }
         let abort = abort.unwrap_or_else(|| Box::new(WholeSpace));
         let device = evaluator.device();
+        if let Some(db) = &database {
+            db.check_writable(&name, &device)?;
+        }
         let mut state = State {
             space: space.clone(),
             progress: Progress::new(space.len()),
@@ -478,6 +495,7 @@ impl<E: Evaluator> Tuner<E> {
                 technique: technique_name,
                 log: log_path,
                 database: database.map(|db| (db, policy)),
+                fingerprint,
             },
         )
     }
@@ -645,6 +663,7 @@ struct RunInfo {
     technique: String,
     log: Option<PathBuf>,
     database: Option<(Database, Policy)>,
+    fingerprint: Option<String>,
 }
 
 /// The best configuration of a run.
@@ -980,6 +999,7 @@ impl<C: Cost> State<C> {
                     })
                     .collect(),
                 timestamp: timestamp(),
+                fingerprint: Some(Fingerprint::new(&space, info.fingerprint.as_deref())),
             };
             if db.record(&info.name, &info.device, entry, &space, policy)? {
                 database_path = Some(db.path(&info.name, &info.device));

@@ -31,10 +31,14 @@
 //!   abort condition (by default the whole space) and shows the progress bar.
 //! - The test fails when no configuration is valid, and, after tuning finished, when any
 //!   configuration failed validation ([`Failure::WrongResult`](crate::Failure)), listing them.
-//! - The best configuration is recorded in the tuning database (`$TUNE_DB`, else `tuning/`
-//!   in the package being tested), keeping a better recorded one, where the generated
-//!   dispatch finds it. Every evaluation is logged under the target folder
-//!   (`target/tune/<tunable>.jsonl`).
+//! - A full run records the best configuration in the tuning database (`$TUNE_DB`, else
+//!   `tuning/` in the package being tested), keeping a better recorded one, where the
+//!   generated dispatch finds it. A short run does not: its best of a few dozen
+//!   evaluations is no result for production code to run. The test output says where it
+//!   would have been recorded; `TUNE_RECORD=1` records short runs too. A database the test
+//!   names itself (`.database(Database::open(..))`, not the default location) is recorded
+//!   into either way: naming it is asking for it.
+//! - Every evaluation is logged under the target folder (`target/tune/<tunable>.jsonl`).
 
 use std::path::PathBuf;
 use std::time::Duration;
@@ -51,11 +55,21 @@ pub const SHORT_EVALUATIONS: u64 = 30;
 /// Time limit of a short (CI) run.
 pub const SHORT_DURATION: Duration = Duration::from_secs(10);
 
-/// Whether a full run was asked for: `TUNE_FULL` is `1`, `true` or `yes`.
-pub fn full_run() -> bool {
-    std::env::var("TUNE_FULL")
+fn env_flag(name: &str) -> bool {
+    std::env::var(name)
         .map(|v| matches!(v.trim().to_ascii_lowercase().as_str(), "1" | "true" | "yes"))
         .unwrap_or(false)
+}
+
+/// Whether a full run was asked for: `TUNE_FULL` is `1`, `true` or `yes`.
+pub fn full_run() -> bool {
+    env_flag("TUNE_FULL")
+}
+
+/// Whether short runs should be recorded in the default tuning database too: `TUNE_RECORD`
+/// is `1`, `true` or `yes`.
+pub fn record_requested() -> bool {
+    env_flag("TUNE_RECORD")
 }
 
 /// The folder for logs: `<target>/tune`, found from the running test binary
@@ -94,6 +108,13 @@ pub fn tune_test<E: Evaluator>(mut tuner: Tuner<E>) -> Result<TuningResult<E::Co
         let manifest = std::env::var("CARGO_MANIFEST_DIR").unwrap_or_else(|_| ".".into());
         tuner = tuner.database(Database::default_location(&manifest));
     }
+    let record = full_run()
+        || record_requested()
+        || tuner
+            .database
+            .as_ref()
+            .is_some_and(|db| !db.is_default_location());
+    let not_recorded = if record { None } else { tuner.database.take() };
     if tuner.log.is_none() {
         let mut file = slug(&tuner.name);
         if !tuner.input_key.is_empty() {
@@ -104,6 +125,12 @@ pub fn tune_test<E: Evaluator>(mut tuner: Tuner<E>) -> Result<TuningResult<E::Co
     }
     let result = tuner.run()?;
     eprintln!("{}", result.summary());
+    if let Some(db) = not_recorded {
+        eprintln!(
+            "  not recorded (a short test run): it would go to {}; `TUNE_FULL=1` tunes in full and records, `TUNE_RECORD=1` records short runs",
+            db.path(&result.tunable, &result.device).display()
+        );
+    }
     let wrong: Vec<String> = result
         .wrong_results()
         .map(|r| format!("  {}: {}", r.config, r.detail.as_deref().unwrap_or("")))
@@ -135,7 +162,7 @@ mod tests {
     }
 
     #[test]
-    fn short_budget_records_to_the_database() {
+    fn short_budget_records_to_a_named_database() {
         let dir = tempfile::tempdir().unwrap();
         let db = Database::open(dir.path().join("tuning"));
         let eval = Closure::new(|c: &Config| -> std::result::Result<f64, Failure> {
@@ -155,6 +182,30 @@ mod tests {
         let c = db.choose("t", "cpu", "", &space(), None).unwrap();
         assert_eq!(c.source, crate::results::Source::Exact);
         assert_eq!(c.config.get::<u32>(0), 20);
+    }
+
+    /// Was: a 30-evaluation test run became what production runs.
+    #[test]
+    fn short_runs_leave_the_default_database_alone() {
+        let dir = tempfile::tempdir().unwrap();
+        // `tuning/` under a package folder (or `$TUNE_DB`, where set).
+        let db = Database::default_location(dir.path().to_str().unwrap());
+        let eval = Closure::new(|c: &Config| -> std::result::Result<f64, Failure> {
+            Ok(c.get::<u32>(0) as f64)
+        });
+        let r = tune_test(
+            Tuner::new(space(), eval)
+                .name("short")
+                .database(db.clone())
+                .log(dir.path().join("log.jsonl")),
+        )
+        .unwrap();
+        let written = db.path("short", "cpu").exists();
+        if full_run() || record_requested() {
+            assert!(written && r.database.is_some());
+        } else {
+            assert!(!written && r.database.is_none(), "a short run was recorded");
+        }
     }
 
     #[test]
