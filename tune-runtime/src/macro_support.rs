@@ -227,6 +227,7 @@ pub fn timed(samples: &[Duration], validation: Option<Duration>) -> Measured<Dur
         cost: sorted.get(sorted.len() / 2).copied().unwrap_or_default(),
         samples: samples.iter().map(Duration::as_secs_f64).collect(),
         validation,
+        stopped_early: false,
     }
 }
 

@@ -1621,6 +1621,7 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             cost,
             samples: samples.iter().map(Duration::as_secs_f64).collect(),
             validation,
+            stopped_early: false,
         })
     }
 

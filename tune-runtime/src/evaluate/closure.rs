@@ -233,6 +233,7 @@ where
             cost: median,
             samples: times.iter().map(Duration::as_secs_f64).collect(),
             validation: None,
+            stopped_early: false,
         })
     }
     fn device(&self) -> String {

@@ -31,6 +31,7 @@ use std::sync::{Arc, Mutex, OnceLock};
 use serde::{Deserialize, Serialize};
 
 use super::{write_atomic, Named};
+use crate::measure::Spread;
 use crate::param::Value;
 use crate::space::{Config, Space};
 use crate::{Error, Result};
@@ -92,6 +93,10 @@ pub struct Entry {
     /// Its named objectives.
     #[serde(default)]
     pub objectives: Named<f64>,
+    /// How its cost scattered when it was measured again at the end of the run that
+    /// recorded it (`cost` is the search's value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasured: Option<Spread>,
     /// The technique that found it.
     pub technique: String,
     /// The run's seed.
@@ -431,6 +436,7 @@ mod tests {
             ]),
             cost,
             objectives: Named(vec![("time_s".into(), cost)]),
+            remeasured: None,
             technique: "test".into(),
             seed: 1,
             evaluations: 8,

@@ -665,6 +665,7 @@ fn enc_failure(e: &mut Enc, f: &Failure) {
             return;
         }
         Failure::Other(m) => (5, m),
+        Failure::InvalidCost(m) => (6, m),
     };
     e.u8(kind);
     e.str(msg);
@@ -678,6 +679,7 @@ fn dec_failure(d: &mut Dec<'_>) -> Result<Failure, WireError> {
         3 => Failure::WrongResult(d.string()?),
         4 => Failure::Timeout(d.duration()?),
         5 => Failure::Other(d.string()?),
+        6 => Failure::InvalidCost(d.string()?),
         k => return Err(WireError(format!("unknown failure kind {k}"))),
     })
 }
