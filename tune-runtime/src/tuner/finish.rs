@@ -41,6 +41,8 @@ pub(super) struct Finish {
 /// The outcome of the re-measurement.
 pub(super) struct Contest<C> {
     finalists: Vec<Finalist<C>>,
+    /// One record per re-measured configuration, as logged.
+    records: Vec<Record>,
     winner: Option<Best<C>>,
     /// Whether the recorded best took part (so the winner was measured beside it).
     recorded_took_part: bool,
@@ -51,6 +53,7 @@ impl<C> Contest<C> {
     fn none() -> Self {
         Contest {
             finalists: Vec::new(),
+            records: Vec::new(),
             winner: None,
             recorded_took_part: false,
             took: Duration::ZERO,
@@ -242,10 +245,12 @@ pub(super) fn remeasure<E: Evaluator>(
             outcome,
         })
         .collect();
+    let mut records = Vec::new();
     for (k, f) in finalists.iter().enumerate() {
         if let (Some(config), Some(index)) = (&f.config, f.index) {
             let r = remeasure_record(state, f, config, index, prep_s[k], run_s[k]);
             state.write(&r)?;
+            records.push(r);
         }
     }
     let winner = measure::winner(&finalists).and_then(|w| {
@@ -267,6 +272,7 @@ pub(super) fn remeasure<E: Evaluator>(
     });
     Ok(Contest {
         finalists,
+        records,
         winner,
         recorded_took_part,
         took: t.elapsed(),
@@ -384,6 +390,7 @@ pub(super) fn into_result<C: Cost>(
         best,
         finalists: contest.finalists,
         records: state.records,
+        remeasure_records: contest.records,
         evaluations: state.progress.evaluations,
         valid: state.progress.valid,
         resumed: state.resumed,

@@ -65,8 +65,10 @@ pub struct TuningResult<C> {
     /// re-measured.
     pub finalists: Vec<Finalist<C>>,
     /// Every evaluation of the search, resumed ones first, in the order they completed.
-    /// (The log also holds one record per re-measured finalist.)
     pub records: Vec<Record>,
+    /// The records of the re-measurement, one per configuration re-measured (their
+    /// `remeasured` holds every round's cost), as appended to the log after the search.
+    pub remeasure_records: Vec<Record>,
     /// Configurations evaluated (resumed ones included).
     pub evaluations: u64,
     /// Of which valid.
@@ -108,9 +110,13 @@ impl<C: Cost> TuningResult<C> {
         self.space.values(&self.best.config)
     }
 
-    /// The records of configurations whose output did not validate.
+    /// The records of configurations whose output did not validate, in the search or when
+    /// they were measured again.
     pub fn wrong_results(&self) -> impl Iterator<Item = &Record> {
-        self.records.iter().filter(|r| r.status == "wrong_result")
+        self.records
+            .iter()
+            .chain(&self.remeasure_records)
+            .filter(|r| r.status == "wrong_result")
     }
 
     /// The re-measurement of the baseline called `name`.

@@ -118,25 +118,36 @@ impl<C: Cost> State<C> {
         self.top.first().or(self.stopped.as_ref())
     }
 
-    /// Offers a valid configuration to the best few.
-    fn offer(&mut self, candidate: Best<C>) {
-        if candidate.stopped_early {
-            if self
+    /// Where a valid configuration would go among the best few: `Some(k)` for the k-th
+    /// place (a configuration stopped early has one place of its own), `None` for nowhere.
+    /// Asked first, so that most evaluations clone nothing.
+    fn place(
+        &self,
+        cost: Option<&C>,
+        objectives: &Named<f64>,
+        stopped_early: bool,
+    ) -> Option<usize> {
+        if stopped_early {
+            let beats = self
                 .stopped
                 .as_ref()
-                .is_none_or(|b| b.beaten_by(candidate.cost.as_ref(), &candidate.objectives))
-            {
-                self.stopped = Some(candidate);
-            }
-            return;
+                .is_none_or(|b| b.beaten_by(cost, objectives));
+            return beats.then_some(0);
         }
         let at = self
             .top
             .iter()
-            .position(|b| b.beaten_by(candidate.cost.as_ref(), &candidate.objectives))
+            .position(|b| b.beaten_by(cost, objectives))
             .unwrap_or(self.top.len());
-        if at < self.keep {
-            self.top.insert(at, candidate);
+        (at < self.keep).then_some(at)
+    }
+
+    /// Puts a configuration at the place [`State::place`] found for it.
+    fn put(&mut self, at: usize, best: Best<C>) {
+        if best.stopped_early {
+            self.stopped = Some(best);
+        } else {
+            self.top.insert(at, best);
             self.top.truncate(self.keep);
         }
     }
@@ -184,15 +195,18 @@ impl<C: Cost> State<C> {
             self.resumed += 1;
             self.count(r);
             if let Some(c) = cost {
-                self.offer(Best {
-                    config,
-                    index,
-                    cost: None,
-                    scalar: c,
-                    objectives: r.objectives.clone(),
-                    stopped_early: r.stopped_early,
-                    remeasured: None,
-                });
+                if let Some(at) = self.place(None, &r.objectives, r.stopped_early) {
+                    let best = Best {
+                        config,
+                        index,
+                        cost: None,
+                        scalar: c,
+                        objectives: r.objectives.clone(),
+                        stopped_early: r.stopped_early,
+                        remeasured: None,
+                    };
+                    self.put(at, best);
+                }
             }
             self.records.push(r.clone());
         }
@@ -253,15 +267,18 @@ impl<C: Cost> State<C> {
                 r.run_s = run_time.as_secs_f64();
                 r.validation_s = m.validation.map(|d| d.as_secs_f64());
                 r.stopped_early = m.stopped_early;
-                self.offer(Best {
-                    config: config.clone(),
-                    index,
-                    scalar,
-                    cost: Some(m.cost),
-                    objectives: r.objectives.clone(),
-                    stopped_early: m.stopped_early,
-                    remeasured: None,
-                });
+                if let Some(at) = self.place(Some(&m.cost), &r.objectives, m.stopped_early) {
+                    let best = Best {
+                        config: config.clone(),
+                        index,
+                        scalar,
+                        cost: Some(m.cost),
+                        objectives: r.objectives.clone(),
+                        stopped_early: m.stopped_early,
+                        remeasured: None,
+                    };
+                    self.put(at, best);
+                }
                 Some(scalar)
             }
             Err(f) => {

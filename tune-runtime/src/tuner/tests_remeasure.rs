@@ -15,7 +15,7 @@ use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::measure::{Contender, Remeasure};
 use crate::param::Param;
 use crate::results::database::{Entry, Policy};
-use crate::results::{log, Database, Named};
+use crate::results::{log, Database, Named, Record};
 use crate::search::Exhaustive;
 use crate::space::{Config, Space, SpaceBuilder};
 use crate::Value;
@@ -133,6 +133,12 @@ fn a_lucky_measurement_does_not_win_after_re_measurement() {
     assert_eq!(three[1].cost, Some(4.0));
     assert_eq!(three[1].remeasured.as_deref(), Some(&[4.0; 5][..]));
     assert_eq!(r.records.len(), 8, "records are the search's evaluations");
+    let key = |r: &Record| (r.evaluation, r.index, r.cost, r.remeasured.clone());
+    let logged_again: Vec<_> = logged[8..].iter().map(key).collect();
+    assert_eq!(
+        r.remeasure_records.iter().map(key).collect::<Vec<_>>(),
+        logged_again
+    );
     // So has the database.
     let entry = &db.load("unnamed", "cpu").unwrap().unwrap().entries[0];
     assert_eq!(entry.best.get("X"), Some(&Value::Int(5)));
@@ -235,6 +241,10 @@ fn a_finalist_that_fails_when_measured_again_is_out() {
         .as_deref()
         .unwrap()
         .starts_with("re-measuring the search best"));
+    // A wrong result is one wherever it shows (the cargo-test flow fails on it).
+    let wrong: Vec<_> = r.wrong_results().collect();
+    assert_eq!(wrong.len(), 1);
+    assert_eq!(wrong[0], again);
 }
 
 #[test]
