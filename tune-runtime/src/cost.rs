@@ -55,6 +55,9 @@ impl Cost for f64 {
     fn scalar(&self) -> f64 {
         *self
     }
+    fn check(&self) -> Result<(), String> {
+        finite("cost", *self) // without building the objectives: this runs per evaluation
+    }
 }
 
 impl Cost for f32 {
@@ -63,6 +66,9 @@ impl Cost for f32 {
     }
     fn scalar(&self) -> f64 {
         *self as f64
+    }
+    fn check(&self) -> Result<(), String> {
+        finite("cost", *self as f64)
     }
 }
 
