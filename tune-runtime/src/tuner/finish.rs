@@ -152,46 +152,8 @@ pub(super) fn remeasure<E: Evaluator>(
     } else {
         state.top.iter().take(plan.finalists).cloned().collect()
     };
-    let mut entrants: Vec<Entrant> = searched
-        .iter()
-        .enumerate()
-        .map(|(k, b)| Entrant {
-            contender: Contender::Searched(k),
-            config: Some(b.config.clone()),
-            index: Some(b.index),
-            before: Some(b.scalar),
-            closure: None,
-        })
-        .collect();
+    let entrants = entrants(&searched, recorded, baselines, space);
     let recorded_took_part = recorded.is_some();
-    if let Some(r) = recorded.filter(|r| !searched.iter().any(|b| b.index == r.index)) {
-        entrants.push(Entrant {
-            contender: Contender::Recorded,
-            config: Some(r.config.clone()),
-            index: Some(r.index),
-            before: Some(r.cost),
-            closure: None,
-        });
-    }
-    for (k, b) in baselines.iter().enumerate() {
-        entrants.push(match b {
-            Baseline::Closure { name, .. } => Entrant {
-                contender: Contender::Baseline(name.clone()),
-                config: None,
-                index: None,
-                before: None,
-                closure: Some(k),
-            },
-            Baseline::Config { name, config } => Entrant {
-                contender: Contender::Baseline(name.clone()),
-                config: Some(config.clone()),
-                index: space.index_of(config),
-                before: None,
-                closure: None,
-            },
-        });
-    }
-
     let mut rounds = Rounds::new(entrants.len());
     let mut prep_s = vec![0.0; entrants.len()];
     let mut run_s = vec![0.0; entrants.len()];
@@ -277,6 +239,55 @@ pub(super) fn remeasure<E: Evaluator>(
         recorded_took_part,
         took: t.elapsed(),
     })
+}
+
+/// The contenders, in order: the search's best few, the recorded best (unless it is one
+/// of them), the baselines.
+fn entrants<C: Cost>(
+    searched: &[Best<C>],
+    recorded: Option<&Recorded>,
+    baselines: &[Baseline<C>],
+    space: &Space,
+) -> Vec<Entrant> {
+    let mut entrants: Vec<Entrant> = searched
+        .iter()
+        .enumerate()
+        .map(|(k, b)| Entrant {
+            contender: Contender::Searched(k),
+            config: Some(b.config.clone()),
+            index: Some(b.index),
+            before: Some(b.scalar),
+            closure: None,
+        })
+        .collect();
+    if let Some(r) = recorded.filter(|r| !searched.iter().any(|b| b.index == r.index)) {
+        entrants.push(Entrant {
+            contender: Contender::Recorded,
+            config: Some(r.config.clone()),
+            index: Some(r.index),
+            before: Some(r.cost),
+            closure: None,
+        });
+    }
+    for (k, b) in baselines.iter().enumerate() {
+        entrants.push(match b {
+            Baseline::Closure { name, .. } => Entrant {
+                contender: Contender::Baseline(name.clone()),
+                config: None,
+                index: None,
+                before: None,
+                closure: Some(k),
+            },
+            Baseline::Config { name, config } => Entrant {
+                contender: Contender::Baseline(name.clone()),
+                config: Some(config.clone()),
+                index: space.index_of(config),
+                before: None,
+                closure: None,
+            },
+        });
+    }
+    entrants
 }
 
 /// Prepares `configs` (on the pool when there is one and more than one), in order.
