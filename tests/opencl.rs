@@ -207,9 +207,17 @@ fn case_copy(dev: Arc<OpenCl>) {
     // The whole space (15 configurations), then the run stops by itself.
     let r = run_case(dev, common::cases::copy(4096).unwrap(), 100);
     assert_eq!(r.evaluations, 15);
-    // Every evaluation is in the log, from which a killed run resumes.
+    // Every evaluation is in the log, from which a killed run resumes, and after them the
+    // re-measurement of the finalists.
     let log = std::fs::read_to_string(r.log.unwrap()).unwrap();
-    assert_eq!(log.lines().count(), 15);
+    let again = log
+        .lines()
+        .filter(|l| l.contains(r#""remeasured":"#))
+        .count();
+    assert_eq!(
+        (log.lines().count() - again, again),
+        (15, r.finalists.len())
+    );
 }
 
 fn case_saxpy(dev: Arc<OpenCl>) {

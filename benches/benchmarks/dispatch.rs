@@ -30,6 +30,7 @@ fn entry(key: &str) -> Entry {
         ]),
         cost: 1e-3,
         objectives: Named(vec![("time_s".into(), 1e-3)]),
+        remeasured: None,
         technique: "bench".into(),
         seed: 0,
         evaluations: 1,

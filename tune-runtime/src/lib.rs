@@ -16,6 +16,7 @@ pub use backend::cuda;
 mod error;
 pub mod evaluate;
 mod macro_support;
+pub mod measure;
 pub mod param;
 pub mod results;
 pub mod search;

@@ -66,11 +66,12 @@ impl Progress {
         }
     }
 
-    /// Records one evaluation at `elapsed` with its scalar cost (`None`: it failed).
+    /// Records one evaluation at `elapsed` with its scalar cost (`None`: it failed). A cost
+    /// that is NaN or infinite counts as a failure: it would freeze `best` for good.
     pub fn record(&mut self, elapsed: Duration, cost: Option<f64>) {
         self.elapsed = self.elapsed.max(elapsed);
         self.evaluations += 1;
-        if let Some(c) = cost {
+        if let Some(c) = cost.filter(|c| c.is_finite()) {
             self.valid += 1;
             if self.best.is_none_or(|b| c < b) {
                 self.best = Some(c);

@@ -30,13 +30,17 @@ pub enum Failure {
     WrongResult(String),
     /// The run exceeded its time limit and was stopped.
     Timeout(Duration),
+    /// The evaluator yielded no usable cost: none was found in its output, or the cost (or
+    /// a sample time) is NaN, infinite, or a negative time. Such a value can neither rank
+    /// configurations nor be recorded.
+    InvalidCost(String),
     /// Anything else the evaluator reports.
     Other(String),
 }
 
 impl Failure {
     /// A short name of the failure kind, as recorded: `invalid`, `compile`, `launch`,
-    /// `wrong_result`, `timeout` or `other`.
+    /// `wrong_result`, `timeout`, `invalid_cost` or `other`.
     pub fn kind(&self) -> &'static str {
         match self {
             Failure::Invalid(_) => "invalid",
@@ -44,6 +48,7 @@ impl Failure {
             Failure::Launch(_) => "launch",
             Failure::WrongResult(_) => "wrong_result",
             Failure::Timeout(_) => "timeout",
+            Failure::InvalidCost(_) => "invalid_cost",
             Failure::Other(_) => "other",
         }
     }
@@ -57,6 +62,7 @@ impl fmt::Display for Failure {
             Failure::Launch(s) => write!(f, "launch error: {s}"),
             Failure::WrongResult(s) => write!(f, "wrong result: {s}"),
             Failure::Timeout(d) => write!(f, "timed out after {d:?}"),
+            Failure::InvalidCost(s) => write!(f, "invalid cost: {s}"),
             Failure::Other(s) => f.write_str(s),
         }
     }
@@ -71,9 +77,10 @@ pub struct Measured<C> {
     pub samples: Vec<f64>,
     /// Time spent validating the output, if the evaluator validated it.
     pub validation: Option<Duration>,
-    /// The measurement was stopped early because the configuration was far slower than the
-    /// best so far: it is valid (its output was checked), and `cost` is the time measured
-    /// before stopping, not a full median.
+    /// Whether measuring stopped early because the configuration was far slower than the
+    /// best so far; `cost` is then what was measured until it stopped. Such a configuration
+    /// is valid and the techniques see it as slow, but it is never the best while another
+    /// configuration was measured in full.
     pub stopped_early: bool,
 }
 
@@ -101,7 +108,9 @@ pub trait Evaluator: Send + Sync {
     /// measurement.
     fn prepare(&self, space: &Space, config: &Config) -> Result<Self::Prepared, Failure>;
 
-    /// Measures a prepared configuration. The tuner calls it for one configuration at a time.
+    /// Measures a prepared configuration. The tuner calls it for one configuration at a time,
+    /// and checks what it returns with [`measure::admit`](crate::measure::admit): a cost
+    /// that is NaN or infinite becomes [`Failure::InvalidCost`].
     fn measure(
         &self,
         space: &Space,

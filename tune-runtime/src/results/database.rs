@@ -48,6 +48,7 @@ pub use super::fingerprint::{Fingerprint, Stale, StaleReason};
 use super::store::{ensure_gitignore, remove_stray_temps, Lock};
 pub use super::store::{file_name, slug};
 use super::{temp_path, write_atomic, Named};
+use crate::measure::Spread;
 use crate::param::Value;
 use crate::space::{Config, Space};
 use crate::{Error, Result};
@@ -117,6 +118,10 @@ pub struct Entry {
     /// Its named objectives.
     #[serde(default)]
     pub objectives: Named<f64>,
+    /// How its cost scattered when it was measured again at the end of the run that
+    /// recorded it (`cost` is the search's value).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasured: Option<Spread>,
     /// The technique that found it.
     pub technique: String,
     /// The run's seed.

@@ -298,6 +298,8 @@ pub fn from_csv(text: &str) -> Result<Vec<Record>> {
             samples,
             objectives: Named(objectives),
             config: Named(config),
+            stopped_early: false,
+            remeasured: None,
         });
     }
     Ok(out)

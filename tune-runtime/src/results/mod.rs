@@ -136,7 +136,7 @@ pub struct Record {
     /// The configuration, name -> value, in declaration order.
     pub config: Named<Value>,
     /// `ok`, or the failure kind (`invalid`, `compile`, `launch`, `wrong_result`,
-    /// `timeout`, `other`).
+    /// `timeout`, `invalid_cost`, `other`).
     pub status: String,
     /// The failure's detail (build log, error message; for timeouts, the limit in seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -165,6 +165,15 @@ pub struct Record {
     pub technique: Arc<str>,
     /// UTC time it completed, RFC 3339.
     pub timestamp: String,
+    /// Whether measuring stopped early because the configuration was far slower than the
+    /// best so far: valid, and `cost` is what was measured until then.
+    #[serde(default, skip_serializing_if = "std::ops::Not::not")]
+    pub stopped_early: bool,
+    /// Only on the records a run appends after its search, one per re-measured finalist:
+    /// every round's scalar cost (empty if it failed; `cost` is the median round's).
+    /// Such a record is not an evaluation of the search.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub remeasured: Option<Vec<f64>>,
 }
 
 impl Record {
@@ -183,6 +192,7 @@ impl Record {
             "launch" => Failure::Launch(detail),
             "wrong_result" => Failure::WrongResult(detail),
             "timeout" => Failure::Timeout(seconds(detail.parse::<f64>().unwrap_or(0.0))),
+            "invalid_cost" => Failure::InvalidCost(detail),
             _ => Failure::Other(detail),
         })
     }
@@ -203,6 +213,7 @@ impl Record {
             | Failure::Compile(s)
             | Failure::Launch(s)
             | Failure::WrongResult(s)
+            | Failure::InvalidCost(s)
             | Failure::Other(s) => s.clone(),
             Failure::Timeout(d) => d.as_secs_f64().to_string(),
         };
@@ -383,6 +394,7 @@ mod tests {
             Failure::Timeout(Duration::from_millis(1500)),
             Failure::Launch("y".into()),
             Failure::Invalid("z".into()),
+            Failure::InvalidCost("`cost` is NaN".into()),
             Failure::Other("w".into()),
         ] {
             let (status, detail) = Record::status_of(&f);
@@ -451,6 +463,41 @@ mod tests {
             seed: 0,
             technique: "x".into(),
             timestamp: timestamp(),
+            stopped_early: false,
+            remeasured: None,
         }
+    }
+
+    #[test]
+    fn timeouts_that_are_no_durations_do_not_panic() {
+        for (detail, expected) in [
+            ("1e300", Duration::MAX),
+            ("inf", Duration::MAX),
+            ("-3", Duration::ZERO),
+            ("NaN", Duration::ZERO),
+            ("soon", Duration::ZERO),
+        ] {
+            let r = Record {
+                status: "timeout".into(),
+                detail: Some(detail.into()),
+                ..sample_record()
+            };
+            assert_eq!(r.failure(), Some(Failure::Timeout(expected)), "{detail}");
+        }
+    }
+
+    #[test]
+    fn flags_are_written_only_when_set() {
+        let plain = serde_json::to_string(&sample_record()).unwrap();
+        assert!(!plain.contains("stopped_early") && !plain.contains("remeasured"));
+        let r = Record {
+            stopped_early: true,
+            remeasured: Some(vec![1.0, 2.0]),
+            ..sample_record()
+        };
+        let text = serde_json::to_string(&r).unwrap();
+        assert!(text.contains(r#""stopped_early":true"#), "{text}");
+        assert!(text.contains(r#""remeasured":[1.0,2.0]"#), "{text}");
+        assert_eq!(serde_json::from_str::<Record>(&text).unwrap(), r);
     }
 }

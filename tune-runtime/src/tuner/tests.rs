@@ -8,10 +8,16 @@ use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
+use std::time::Duration;
+
 use super::*;
 use crate::abort::{Elapsed, Evaluations};
 use crate::evaluate::closure::Closure;
+use crate::evaluate::{Evaluator, Failure, Measured};
+use crate::measure::Remeasure;
 use crate::param::Param;
+use crate::results::{export, log, Database};
+use crate::search::Technique;
 use crate::space::SpaceBuilder;
 
 /// Random order without repetition over a small space (tests only).
@@ -123,11 +129,13 @@ fn best_xy(r: &TuningResult<f64>) -> (u32, u32) {
 fn the_right_candidate_wins_and_failures_are_recorded() {
     for batch in [1, 5] {
         let fake = Fake::new();
+        // The counts below are the search's; re-measurement has its own tests.
         let r = Tuner::new(space(), &fake)
             .technique(Shuffled::default())
             .seed(3)
             .batch(batch)
             .threads(3)
+            .remeasure(Remeasure::off())
             .progress(false)
             .run()
             .unwrap();
@@ -173,6 +181,7 @@ fn repeated_proposals_are_told_without_measuring() {
         .technique(script)
         .batch(3)
         .abort(Evaluations(100))
+        .remeasure(Remeasure::off())
         .progress(false)
         .run()
         .unwrap();
@@ -275,6 +284,7 @@ fn resume_after_a_kill_does_not_measure_again() {
         .log(&log)
         .name("fake")
         .input_key("n=8")
+        .remeasure(Remeasure::off()) // killed before its re-measurement
         .progress(false)
         .run()
         .unwrap();
@@ -303,6 +313,7 @@ fn resume_after_a_kill_does_not_measure_again() {
         .resume(true)
         .name("fake")
         .input_key("n=8")
+        .remeasure(Remeasure::off())
         .progress(false)
         .run()
         .unwrap();
@@ -449,7 +460,11 @@ fn waiting_for_preparation_is_what_the_pipeline_does_not_hide() {
             },
         )
     };
-    let serial = Tuner::new(space(), eval()).progress(false).run().unwrap();
+    let serial = Tuner::new(space(), eval())
+        .batch(1)
+        .progress(false)
+        .run()
+        .unwrap();
     assert!(serial.waiting_for_preparation >= Duration::from_millis(24 * 4));
     let ahead = Tuner::new(space(), eval())
         .batch(8)

@@ -264,6 +264,7 @@ mod failure {
         WrongResult(String),
         Timeout(Duration),
         Other(String),
+        InvalidCost(String),
     }
 
     pub(super) fn serialize<S: Serializer>(f: &Failure, s: S) -> Result<S::Ok, S::Error> {
@@ -274,6 +275,7 @@ mod failure {
             Failure::WrongResult(m) => Repr::WrongResult(m),
             Failure::Timeout(d) => Repr::Timeout(d),
             Failure::Other(m) => Repr::Other(m),
+            Failure::InvalidCost(m) => Repr::InvalidCost(m),
         }
         .serialize(s)
     }
@@ -286,6 +288,7 @@ mod failure {
             Repr::WrongResult(m) => Failure::WrongResult(m),
             Repr::Timeout(d) => Failure::Timeout(d),
             Repr::Other(m) => Failure::Other(m),
+            Repr::InvalidCost(m) => Failure::InvalidCost(m),
         })
     }
 }

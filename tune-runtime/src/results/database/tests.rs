@@ -21,6 +21,7 @@ pub(super) fn entry(key: &str, bs: i64, cost: f64) -> Entry {
         ]),
         cost,
         objectives: Named(vec![("time_s".into(), cost)]),
+        remeasured: None,
         technique: "test".into(),
         seed: 1,
         evaluations: 8,

@@ -4,9 +4,11 @@
 //! candidates), the run command in [`Evaluator::measure`]. The configuration reaches both as
 //! environment variables (`NAME=value`, plus `TUNE_INDEX`, the configuration's index in the
 //! space) and as `{NAME}` / `{INDEX}` substitutions in the arguments. The cost is read from
-//! the program's standard output (the last number, or a `key=value` line), from a file it
-//! writes, or measured as the run's wall time. A run that exceeds its timeout is killed with
-//! its whole process group.
+//! the program's standard output (the number on its last line with a number, or a
+//! `key=value` line), from a file it writes, or measured as the run's wall time. Every
+//! command runs in its own process group: when it exits, what it left running in the
+//! background is killed (and what it printed is read); when it runs past its timeout or
+//! writes more than [`Process::max_output`] bytes, the whole group is killed.
 //!
 //! ```no_run
 //! use std::time::Duration;
@@ -21,28 +23,39 @@
 //!
 //! Failures: a compile command that fails (or times out) gives [`Failure::Compile`] with its
 //! output; a run that exits with a non-zero status gives [`Failure::Launch`]; one that runs
-//! past the timeout gives [`Failure::Timeout`]; output without a cost gives
-//! [`Failure::Other`].
+//! past the timeout gives [`Failure::Timeout`]; one that writes too much output gives
+//! [`Failure::Launch`] saying so; output without a cost, with two candidate numbers on the
+//! cost's line, or with a cost that is NaN or infinite gives [`Failure::InvalidCost`].
 
-use std::io::Read;
 use std::path::{Path, PathBuf};
-use std::process::{Child, Command, ExitStatus, Stdio};
-use std::thread::JoinHandle;
-use std::time::{Duration, Instant};
+use std::process::{Command, ExitStatus};
+use std::time::Duration;
 
 use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::space::{Config, Space};
+
+mod child;
+mod parse;
+
+use child::{run, RunError};
+
+/// The default of [`Process::max_output`]: 16 MiB per output.
+pub const DEFAULT_MAX_OUTPUT: usize = 16 << 20;
 
 /// Where the process evaluator reads the cost.
 #[derive(Clone, Debug, PartialEq)]
 #[non_exhaustive]
 pub enum CostFrom {
-    /// The last number printed on standard output (the default).
+    /// The number on the last line of standard output that holds a number (the default):
+    /// `1.25e-3`, `time: 1.25 ms`. A line with two numbers (`kernel 3 took 1.5 s`) is
+    /// ambiguous and gives [`Failure::InvalidCost`]: print the cost alone, or use `Key`.
     LastNumber,
-    /// The last line of standard output of the form `key=value` (spaces around `=` allowed).
+    /// The last line of standard output of the form `key=value` (spaces around `=` allowed;
+    /// the value may carry a unit: `time_ms = 1.5 ms`).
     Key(String),
-    /// The last number in a file the program writes (`{NAME}`/`{INDEX}` substituted in the
-    /// path; relative to the working directory).
+    /// The number on the last line with a number in a file the program writes (as for
+    /// `LastNumber`; `{NAME}`/`{INDEX}` substituted in the path; relative to the working
+    /// directory).
     File(PathBuf),
     /// The wall time of the run, in seconds.
     Elapsed,
@@ -65,6 +78,7 @@ pub struct Process {
     dir: Option<PathBuf>,
     env: bool,
     device: String,
+    max_output: usize,
 }
 
 impl Process {
@@ -86,6 +100,7 @@ impl Process {
             dir: None,
             env: true,
             device: "cpu".into(),
+            max_output: DEFAULT_MAX_OUTPUT,
         }
     }
 
@@ -146,6 +161,15 @@ impl Process {
         self
     }
 
+    /// The most bytes kept of each command's standard output and of its standard error
+    /// (default [`DEFAULT_MAX_OUTPUT`], 16 MiB). A command that writes more is killed, with
+    /// its process group, and fails: memory stays bounded whatever it prints.
+    #[must_use]
+    pub fn max_output(mut self, bytes: usize) -> Self {
+        self.max_output = bytes;
+        self
+    }
+
     fn substitutions(space: &Space, config: &Config) -> Vec<(String, String)> {
         let mut subs: Vec<(String, String)> = space
             .values(config)
@@ -190,109 +214,6 @@ fn substitute(s: &str, subs: &[(String, String)]) -> String {
     out
 }
 
-/// A finished run: exit status, outputs, wall time.
-struct Finished {
-    status: ExitStatus,
-    stdout: String,
-    stderr: String,
-    wall: Duration,
-}
-
-enum RunError {
-    Spawn(std::io::Error),
-    Timeout(Duration),
-}
-
-fn reader(mut pipe: Option<impl Read + Send + 'static>) -> JoinHandle<Vec<u8>> {
-    std::thread::spawn(move || {
-        let mut buf = Vec::new();
-        if let Some(p) = pipe.as_mut() {
-            // A read error ends the output; what was read so far is kept.
-            let _ = p.read_to_end(&mut buf);
-        }
-        buf
-    })
-}
-
-/// Kills the child and every process in its group.
-fn kill_group(child: &mut Child) {
-    #[cfg(unix)]
-    {
-        if let Ok(pid) = libc::pid_t::try_from(child.id()) {
-            // SAFETY: kill(2) with a negative pid signals the process group the child leads
-            // (it was spawned with `process_group(0)`); it touches no memory of ours.
-            unsafe {
-                libc::kill(-pid, libc::SIGKILL);
-            }
-        }
-    }
-    let _ = child.kill();
-}
-
-/// Runs a command to completion, or kills it (and its process group) after `timeout`.
-fn run(mut cmd: Command, timeout: Option<Duration>) -> Result<Finished, RunError> {
-    use std::os::unix::process::CommandExt;
-    cmd.stdin(Stdio::null())
-        .stdout(Stdio::piped())
-        .stderr(Stdio::piped())
-        .process_group(0);
-    let start = Instant::now();
-    let mut child = cmd.spawn().map_err(RunError::Spawn)?;
-    let out = reader(child.stdout.take());
-    let err = reader(child.stderr.take());
-    let status = match timeout {
-        None => child.wait().map_err(RunError::Spawn)?,
-        Some(limit) => {
-            let deadline = start + limit;
-            let mut nap = Duration::from_micros(50);
-            loop {
-                match child.try_wait() {
-                    Ok(Some(status)) => break status,
-                    Ok(None) => {}
-                    Err(e) => {
-                        kill_group(&mut child);
-                        let _ = child.wait();
-                        return Err(RunError::Spawn(e));
-                    }
-                }
-                let now = Instant::now();
-                if now >= deadline {
-                    kill_group(&mut child);
-                    let _ = child.wait();
-                    // The reader threads end when the killed processes' pipes close; they
-                    // are not joined, so a descendant that escaped the group cannot hang us.
-                    return Err(RunError::Timeout(limit));
-                }
-                std::thread::sleep(nap.min(deadline - now));
-                nap = (nap * 2).min(Duration::from_millis(2));
-            }
-        }
-    };
-    let wall = start.elapsed();
-    // The child is gone; its pipes close unless it left descendants holding them, so do
-    // not wait for the readers forever in that case.
-    let stdout = join_reader(out);
-    let stderr = join_reader(err);
-    Ok(Finished {
-        status,
-        stdout: String::from_utf8_lossy(&stdout).into_owned(),
-        stderr: String::from_utf8_lossy(&stderr).into_owned(),
-        wall,
-    })
-}
-
-fn join_reader(h: JoinHandle<Vec<u8>>) -> Vec<u8> {
-    let deadline = Instant::now() + Duration::from_secs(1);
-    while !h.is_finished() && Instant::now() < deadline {
-        std::thread::sleep(Duration::from_micros(100));
-    }
-    if h.is_finished() {
-        h.join().unwrap_or_default()
-    } else {
-        Vec::new()
-    }
-}
-
 /// The last `max` bytes of a log, on a character boundary.
 fn tail(s: &str, max: usize) -> String {
     let s = s.trim_end();
@@ -306,6 +227,23 @@ fn tail(s: &str, max: usize) -> String {
     format!("...{}", &s[k..])
 }
 
+fn too_much(limit: usize) -> String {
+    format!(
+        "the command wrote more than {} to its standard output or error and was stopped; \
+         print less, or raise the limit with `Process::max_output`",
+        bytes(limit)
+    )
+}
+
+/// `16 MiB`, `512 KiB`, `100 bytes`.
+fn bytes(n: usize) -> String {
+    match n {
+        n if n >= 1 << 20 && n % (1 << 20) == 0 => format!("{} MiB", n >> 20),
+        n if n >= 1 << 10 && n % (1 << 10) == 0 => format!("{} KiB", n >> 10),
+        n => format!("{n} bytes"),
+    }
+}
+
 fn describe_exit(status: ExitStatus) -> String {
     match status.code() {
         Some(c) => format!("exit status {c}"),
@@ -314,27 +252,6 @@ fn describe_exit(status: ExitStatus) -> String {
             format!("killed by signal {}", status.signal().unwrap_or(0))
         }
     }
-}
-
-/// The last number in a text (tokens split on whitespace, `,`, `;` and `=`).
-pub(crate) fn last_number(text: &str) -> Option<f64> {
-    text.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '=' | ':'))
-        .rev()
-        .filter(|t| !t.is_empty())
-        .find_map(|t| {
-            t.trim_end_matches(|c: char| c.is_alphabetic() && c != 'e')
-                .parse::<f64>()
-                .ok()
-        })
-        .filter(|x| x.is_finite())
-}
-
-/// The value of the last `key=value` line.
-fn key_value(text: &str, key: &str) -> Option<f64> {
-    text.lines().rev().find_map(|line| {
-        let (k, v) = line.split_once('=')?;
-        (k.trim() == key).then(|| v.trim().parse::<f64>().ok())?
-    })
 }
 
 impl Evaluator for Process {
@@ -346,7 +263,11 @@ impl Evaluator for Process {
             return Ok(());
         };
         let subs = Self::substitutions(space, config);
-        match run(self.command(line, &subs), self.compile_timeout) {
+        match run(
+            self.command(line, &subs),
+            self.compile_timeout,
+            self.max_output,
+        ) {
             Err(RunError::Spawn(e)) => Err(Failure::Compile(format!(
                 "cannot start `{}`: {e}",
                 line.program
@@ -354,6 +275,7 @@ impl Evaluator for Process {
             Err(RunError::Timeout(d)) => Err(Failure::Compile(format!(
                 "compilation timed out after {d:?}"
             ))),
+            Err(RunError::OutputTooLarge(n)) => Err(Failure::Compile(too_much(n))),
             Ok(f) if !f.status.success() => Err(Failure::Compile(format!(
                 "{}: {}",
                 describe_exit(f.status),
@@ -369,7 +291,11 @@ impl Evaluator for Process {
             // A stale file from an earlier run must not be read as this run's cost.
             let _ = std::fs::remove_file(self.resolve(path, &subs));
         }
-        let f = match run(self.command(&self.run, &subs), self.timeout) {
+        let f = match run(
+            self.command(&self.run, &subs),
+            self.timeout,
+            self.max_output,
+        ) {
             Err(RunError::Spawn(e)) => {
                 return Err(Failure::Launch(format!(
                     "cannot start `{}`: {e}",
@@ -377,6 +303,7 @@ impl Evaluator for Process {
                 )))
             }
             Err(RunError::Timeout(d)) => return Err(Failure::Timeout(d)),
+            Err(RunError::OutputTooLarge(n)) => return Err(Failure::Launch(too_much(n))),
             Ok(f) => f,
         };
         if !f.status.success() {
@@ -387,15 +314,17 @@ impl Evaluator for Process {
             )));
         }
         let cost = match &self.cost {
-            CostFrom::Elapsed => Some(f.wall.as_secs_f64()),
-            CostFrom::LastNumber => last_number(&f.stdout),
-            CostFrom::Key(k) => key_value(&f.stdout, k),
+            CostFrom::Elapsed => f.wall.as_secs_f64(),
+            CostFrom::LastNumber => parse::last_number(&f.stdout, "standard output")?,
+            CostFrom::Key(k) => parse::key_value(&f.stdout, k)?,
             CostFrom::File(path) => {
                 let path = self.resolve(path, &subs);
                 match std::fs::read_to_string(&path) {
-                    Ok(text) => last_number(&text),
+                    Ok(text) => {
+                        parse::last_number(&text, &format!("the cost file {}", path.display()))?
+                    }
                     Err(e) => {
-                        return Err(Failure::Other(format!(
+                        return Err(Failure::InvalidCost(format!(
                             "cannot read the cost file {}: {e}; the program must write it",
                             path.display()
                         )))
@@ -403,22 +332,10 @@ impl Evaluator for Process {
                 }
             }
         };
-        match cost {
-            Some(c) => Ok(Measured {
-                cost: c,
-                samples: vec![f.wall.as_secs_f64()],
-                validation: None,
-                stopped_early: false,
-            }),
-            None => Err(Failure::Other(format!(
-                "no cost ({}) in the output: {}",
-                match &self.cost {
-                    CostFrom::Key(k) => format!("a line `{k}=<number>`"),
-                    _ => "a number".into(),
-                },
-                tail(&f.stdout, 500)
-            ))),
-        }
+        Ok(Measured {
+            samples: vec![f.wall.as_secs_f64()],
+            ..Measured::new(cost)
+        })
     }
 
     fn device(&self) -> String {
@@ -439,6 +356,8 @@ impl Process {
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+
+    use std::time::Instant;
 
     use super::*;
     use crate::param::{Param, Value};
@@ -492,7 +411,7 @@ mod tests {
         assert_eq!(eval(&p, 1).unwrap(), 2.25);
         assert!(dir.path().join("out_1.txt").exists());
         let p = sh("true").cost_from(CostFrom::Key("time".into()));
-        assert!(matches!(eval(&p, 0), Err(Failure::Other(_))));
+        assert!(matches!(eval(&p, 0), Err(Failure::InvalidCost(_))));
     }
 
     #[test]
@@ -556,11 +475,60 @@ mod tests {
     }
 
     #[test]
-    fn numbers_are_found_at_the_end() {
-        assert_eq!(last_number("a 1\nb 2.5e-3 ms\n"), Some(2.5e-3));
-        assert_eq!(last_number("time: 12ms"), Some(12.0));
-        assert_eq!(last_number("none"), None);
-        assert_eq!(key_value("x = 3\nx=4\n", "x"), Some(4.0));
-        assert_eq!(key_value("xy=3", "x"), None);
+    fn an_ambiguous_or_missing_cost_is_an_invalid_cost() {
+        let kind = |p: &Process| eval(p, 0).unwrap_err().kind();
+        let p = sh("echo 'kernel 3 took 1.5 s'");
+        assert_eq!(kind(&p), "invalid_cost", "not 3, not a guess");
+        assert_eq!(eval(&sh("echo 'kernel 3:'; echo 'took 1.5 s'"), 0), Ok(1.5));
+        assert_eq!(kind(&sh("echo done")), "invalid_cost");
+        for bad in ["time=nan", "time=-inf", "time=inf"] {
+            let p = sh(&format!("echo {bad}")).cost_from(CostFrom::Key("time".into()));
+            match eval(&p, 0) {
+                Err(Failure::InvalidCost(m)) => assert!(m.contains("finite"), "{m}"),
+                other => panic!("{bad}: {other:?}"),
+            }
+        }
+        assert_eq!(kind(&sh("echo nan")), "invalid_cost");
+        let dir = tempfile::tempdir().unwrap();
+        let p = sh("true")
+            .current_dir(dir.path())
+            .cost_from(CostFrom::File("missing.txt".into()));
+        assert_eq!(kind(&p), "invalid_cost");
+    }
+
+    #[test]
+    fn endless_output_is_cut_and_the_run_stopped() {
+        let t = Instant::now();
+        match eval(&sh("yes").max_output(1 << 20), 0) {
+            Err(Failure::Launch(m)) => {
+                assert!(
+                    m.contains("more than 1 MiB") && m.contains("max_output"),
+                    "{m}"
+                )
+            }
+            other => panic!("{other:?}"),
+        }
+        assert!(t.elapsed() < Duration::from_secs(20), "{:?}", t.elapsed());
+        // Too much output then a cost: the cost cannot be trusted to be the last line.
+        let p = sh("head -c 3000000 /dev/zero; echo 1").max_output(1 << 20);
+        assert_eq!(eval(&p, 0).unwrap_err().kind(), "launch");
+        let p = sh("echo 1").compile("sh", ["-c", "yes"]).max_output(4096);
+        match eval(&p, 0) {
+            Err(Failure::Compile(m)) => assert!(m.contains("more than 4 KiB"), "{m}"),
+            other => panic!("{other:?}"),
+        }
+    }
+
+    #[test]
+    fn background_children_are_killed_and_the_cost_is_read() {
+        let t = Instant::now();
+        assert_eq!(eval(&sh("(sleep 30) & echo 3.0"), 0), Ok(3.0));
+        assert!(t.elapsed() < Duration::from_secs(10), "{:?}", t.elapsed());
+        let dir = tempfile::tempdir().unwrap();
+        let marker = dir.path().join("child-survived");
+        let script = format!("(sleep 1; touch {}) & echo 2.5", marker.display());
+        assert_eq!(eval(&sh(&script), 0), Ok(2.5));
+        std::thread::sleep(Duration::from_millis(1500));
+        assert!(!marker.exists(), "the background child was left running");
     }
 }
