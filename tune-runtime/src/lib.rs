@@ -21,6 +21,7 @@ pub mod results;
 pub mod search;
 pub mod simulate;
 pub mod space;
+pub mod t1;
 pub mod tuner;
 
 pub use cost::Cost;
