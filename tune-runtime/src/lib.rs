@@ -15,12 +15,14 @@ pub mod cost;
 pub use backend::cuda;
 mod error;
 pub mod evaluate;
+pub mod import;
 mod macro_support;
 pub mod param;
 pub mod results;
 pub mod search;
 pub mod simulate;
 pub mod space;
+pub mod summary;
 pub mod t1;
 pub mod tuner;
 
