@@ -18,6 +18,9 @@ pub mod evaluate;
 pub mod import;
 mod macro_support;
 pub mod param;
+#[cfg(feature = "plot")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plot")))]
+pub mod plot;
 pub mod results;
 pub mod search;
 pub mod simulate;
