@@ -28,6 +28,7 @@ pub mod space;
 pub mod summary;
 pub mod t1;
 pub mod tuner;
+pub mod watch;
 
 pub use cost::Cost;
 pub use error::{Error, Result};
