@@ -178,7 +178,7 @@ pub struct Summary {
     pub top: Vec<BestSeen>,
     /// Each run's curve.
     pub runs: Vec<Run>,
-    /// The longest run's clock, seconds.
+    /// The runs' clocks added up, seconds.
     pub elapsed_s: f64,
 }
 
@@ -239,7 +239,10 @@ impl Summary {
             failures,
             first_failure,
             top: best,
-            elapsed_s: records.iter().map(|r| r.elapsed_s).fold(0.0, f64::max),
+            elapsed_s: runs
+                .iter()
+                .map(|r| r.curve.iter().map(|p| p.elapsed_s).fold(0.0, f64::max))
+                .sum(),
             runs,
         }
     }
@@ -270,9 +273,14 @@ impl fmt::Display for Summary {
         } else {
             String::new()
         };
+        let runs = if self.runs.len() > 1 {
+            format!(" over {} runs", self.runs.len())
+        } else {
+            String::new()
+        };
         writeln!(
             f,
-            "evaluations: {} ({} valid) in {:.2} s{rate}",
+            "evaluations: {} ({} valid) in {:.2} s{runs}{rate}",
             self.evaluations, self.valid, self.elapsed_s
         )?;
         if !self.failures.is_empty() {

@@ -170,7 +170,7 @@ fn clip(s: &str, width: usize) -> String {
 /// A step chart of best-so-far against evaluations, drawn with `*` and `-` in a box.
 fn chart(points: &[(u64, f64)], width: usize, rows: usize) -> String {
     let mut out = String::new();
-    let (Some(first), Some(last)) = (points.first(), points.last()) else {
+    let Some(last) = points.last() else {
         return out;
     };
     let rows = rows.max(3);
@@ -190,17 +190,17 @@ fn chart(points: &[(u64, f64)], width: usize, rows: usize) -> String {
         let t = (v - lo) / (hi - lo);
         ((1.0 - t) * (rows - 1) as f64).round() as usize
     };
-    // The best value at each column: the last point at or before it.
+    // Column c shows evaluation 1 + c (n - 1) / (cols - 1): the last point at or before it.
     let mut k = 0;
-    let mut value = first.1;
-    for (c, cell_col) in (0..cols).map(|c| (c, c)) {
-        let eval = (c as u64 + 1) * n / cols as u64;
-        while k < points.len() && points[k].0 <= eval.max(first.0) {
-            value = points[k].1;
+    let mut value = None;
+    for c in 0..cols {
+        let eval = 1 + c as u64 * (n - 1) / (cols as u64 - 1);
+        while k < points.len() && points[k].0 <= eval {
+            value = Some(points[k].1);
             k += 1;
         }
-        if eval + n / cols as u64 >= first.0 {
-            grid[row_of(value).min(rows - 1)][cell_col] = '*';
+        if let Some(v) = value {
+            grid[row_of(v).min(rows - 1)][c] = '*';
         }
     }
     for (r, line) in grid.iter().enumerate() {

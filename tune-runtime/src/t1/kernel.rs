@@ -86,17 +86,18 @@ impl T1 {
             )
         })?;
         let mut warnings = Vec::new();
-        let language =
-            match k.language.to_ascii_lowercase().as_str() {
-                "cuda" => Language::Cuda,
-                "opencl" => Language::OpenCl,
-                other => return Err(format_err(
+        let language = match k.language.to_ascii_lowercase().as_str() {
+            "cuda" => Language::Cuda,
+            "opencl" => Language::OpenCl,
+            other => {
+                return Err(format_err(
                     &self.path,
                     format!(
                         "Language `{other}` is not supported; tune runs CUDA and OpenCL kernels"
                     ),
-                )),
-            };
+                ))
+            }
+        };
         let source_path = self.find_kernel_file(&k.kernel_file, &mut warnings)?;
         let mut source = std::fs::read_to_string(&source_path).map_err(|source| Error::Io {
             path: source_path.display().to_string(),
