@@ -256,7 +256,7 @@ pub fn watch(a: &WatchArgs) -> Res {
             f.push_str("(waiting for the log to appear)\n");
         }
         // Clear the screen, home the cursor, draw.
-        write!(out, "\x1b[2J\x1b[H{f}(Ctrl-C to stop)\n")?;
+        writeln!(out, "\x1b[2J\x1b[H{f}(Ctrl-C to stop)")?;
         out.flush()?;
         std::thread::sleep(Duration::from_millis(a.interval.clamp(50, 1000)));
     }

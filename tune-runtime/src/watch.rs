@@ -193,14 +193,19 @@ fn chart(points: &[(u64, f64)], width: usize, rows: usize) -> String {
     // Column c shows evaluation 1 + c (n - 1) / (cols - 1): the last point at or before it.
     let mut k = 0;
     let mut value = None;
-    for c in 0..cols {
-        let eval = 1 + c as u64 * (n - 1) / (cols as u64 - 1);
-        while k < points.len() && points[k].0 <= eval {
-            value = Some(points[k].1);
-            k += 1;
-        }
-        if let Some(v) = value {
-            grid[row_of(v).min(rows - 1)][c] = '*';
+    let marks: Vec<Option<usize>> = (0..cols)
+        .map(|c| {
+            let eval = 1 + c as u64 * (n - 1) / (cols as u64 - 1);
+            while k < points.len() && points[k].0 <= eval {
+                value = Some(points[k].1);
+                k += 1;
+            }
+            value.map(|v| row_of(v).min(rows - 1))
+        })
+        .collect();
+    for (c, r) in marks.iter().enumerate() {
+        if let Some(r) = r {
+            grid[*r][c] = '*';
         }
     }
     for (r, line) in grid.iter().enumerate() {

@@ -56,7 +56,11 @@ fn against_fixture(file: &'static str) -> Result<(), Failed> {
     let keys = sorted_keys(&s);
     let count = keys.len() as u64;
     if Some(count) != want["count"].as_u64() || s.space.len() != count as u128 {
-        return Err(format!("{count} valid configurations, the caches have {}", want["count"]).into());
+        return Err(format!(
+            "{count} valid configurations, the caches have {}",
+            want["count"]
+        )
+        .into());
     }
     let hash = format!("{:x}", Sha256::digest(keys.join("\n").as_bytes()));
     if Some(hash.as_str()) != want["sha256"].as_str() {
@@ -111,9 +115,8 @@ fn against_cache(file: &'static str, cache: &'static str) -> Result<(), Failed> 
 /// variant with fewer values and without the last condition (see tests/data/t1/README.md).
 fn gemm_against_legacy_cache() -> Result<(), Failed> {
     let shared = shared().ok_or("no shared data")?;
-    let (names, doc) = cache_keys(
-        &shared.join("tuning-caches/benchmark_hub/legacy/gemm/RTX_2080_Ti.json.gz"),
-    )?;
+    let (names, doc) =
+        cache_keys(&shared.join("tuning-caches/benchmark_hub/legacy/gemm/RTX_2080_Ti.json.gz"))?;
     let s = space("gemm_milo.json")?;
     let tp = &doc["tune_params"];
     let slots: Vec<usize> = names
@@ -163,7 +166,11 @@ fn main() {
     let args = Arguments::from_args();
     let have = shared().is_some();
     let mut trials = Vec::new();
-    for file in ["convolution_milo.json", "dedispersion_milo.json", "gemm_milo.json"] {
+    for file in [
+        "convolution_milo.json",
+        "dedispersion_milo.json",
+        "gemm_milo.json",
+    ] {
         trials.push(Trial::test(
             format!("valid_configurations_match_the_fixture::{file}"),
             move || against_fixture(file),
