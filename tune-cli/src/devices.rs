@@ -2,6 +2,7 @@
 
 use crate::Res;
 
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 fn mib(bytes: u64) -> String {
     if bytes >= 1 << 30 {
         format!("{:.1} GiB", bytes as f64 / (1u64 << 30) as f64)
