@@ -183,34 +183,45 @@ fn chart(points: &[(u64, f64)], width: usize, rows: usize) -> String {
         });
     let n = last.0.max(1);
     let mut grid = vec![vec![' '; cols]; rows];
+    // Costs often fall by orders of magnitude early on: a log scale keeps the end visible.
+    let log = lo > 0.0 && hi / lo > 3.0;
+    let tf = |v: f64| if log { v.ln() } else { v };
     let row_of = |v: f64| -> usize {
         if hi <= lo {
             return rows - 1;
         }
-        let t = (v - lo) / (hi - lo);
+        let t = (tf(v) - tf(lo)) / (tf(hi) - tf(lo));
         ((1.0 - t) * (rows - 1) as f64).round() as usize
     };
     // Column c shows evaluation 1 + c (n - 1) / (cols - 1): the last point at or before it.
     let mut k = 0;
     let mut value = None;
-    let marks: Vec<Option<usize>> = (0..cols)
+    // Each column spans the highest and the lowest best-so-far of its evaluations.
+    let marks: Vec<Option<(usize, usize)>> = (0..cols)
         .map(|c| {
             let eval = 1 + c as u64 * (n - 1) / (cols as u64 - 1);
+            let mut top = value;
             while k < points.len() && points[k].0 <= eval {
+                top = top.or(Some(points[k].1));
                 value = Some(points[k].1);
                 k += 1;
             }
-            value.map(|v| row_of(v).min(rows - 1))
+            Some((row_of(top?), row_of(value?)))
         })
         .collect();
-    for (c, r) in marks.iter().enumerate() {
-        if let Some(r) = r {
-            grid[*r][c] = '*';
+    for (c, m) in marks.iter().enumerate() {
+        if let Some((a, b)) = *m {
+            for row in grid.iter_mut().take(b.min(rows - 1) + 1).skip(a) {
+                row[c] = '|';
+            }
+            grid[b.min(rows - 1)][c] = '*';
         }
     }
     for (r, line) in grid.iter().enumerate() {
         let label = if r == 0 {
             format!("{hi:.4e}")
+        } else if r == rows / 2 && log {
+            "(log scale)".to_string()
         } else if r == rows - 1 {
             format!("{lo:.4e}")
         } else {

@@ -114,6 +114,9 @@ pub fn save(path: &Path, chart: &Chart) -> Result<()> {
                 let mut enc = png::Encoder::new(&mut bytes, w, h);
                 enc.set_color(png::ColorType::Rgb);
                 enc.set_depth(png::BitDepth::Eight);
+                enc.set_compression(png::Compression::Best);
+                // Sub filtering suits plots: long runs of one colour along rows.
+                enc.set_filter(png::FilterType::Sub);
                 let mut writer = enc.write_header().map_err(|e| plot_err(path, e))?;
                 writer
                     .write_image_data(&rgb)
