@@ -12,5 +12,5 @@ cargo run -q --release -p tune-cli -- plot "$tmp/sim.jsonl" --baseline "$cache" 
 for f in best_so_far_evaluations best_so_far_time costs cost_vs_block_size_x; do
   cp "$tmp/plots/$f.png" docs/img/
 done
-cargo run -q --release -p tune-cli -- watch --once --width 92 "$tmp/sim.jsonl" > docs/img/watch.txt
+(cd "$tmp" && "$OLDPWD/target/release/tune" watch --once --width 92 sim.jsonl) > docs/img/watch.txt
 rm -rf "$tmp"

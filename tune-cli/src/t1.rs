@@ -215,18 +215,30 @@ pub fn run(a: &RunArgs) -> Res {
         spec = spec.repetitions(r);
     }
     if a.dry_run {
+        let limits: Vec<String> = budget
+            .map(|b| format!("{b} evaluations"))
+            .into_iter()
+            .chain(time.map(|t| format!("{t} s")))
+            .collect();
         println!(
             "technique {technique}, budget {}, seed {}",
-            match (budget, time) {
-                (None, None) => "the whole space".to_string(),
-                (b, t) => format!(
-                    "{}{}",
-                    b.map_or(String::new(), |b| format!("{b} evaluations ")),
-                    t.map_or(String::new(), |t| format!("{t} s"))
-                ),
+            if limits.is_empty() {
+                "the whole space".to_string()
+            } else {
+                limits.join(" or ")
             },
             a.seed
         );
+        if let Some(c) = space.space.get(0) {
+            let geometry = match kernel.launch(&space, &c) {
+                Some((g, b)) => format!("grid {g:?}, block {b:?}"),
+                None => "no valid launch geometry".into(),
+            };
+            println!(
+                "first configuration: {} -> {geometry}",
+                space.space.describe(&c)
+            );
+        }
         println!("{spec:?}");
         println!("dry run: nothing was measured");
         return Ok(());

@@ -310,6 +310,29 @@ macro_rules! by_elem {
 }
 
 impl T1Kernel {
+    /// The launch geometry of `config`, as `(grid, block)`: work-groups per dimension and
+    /// work-items per work-group. `None` where a divisor did not evaluate to a positive
+    /// number.
+    pub fn launch(&self, space: &T1Space, config: &Config) -> Option<([usize; 3], [usize; 3])> {
+        let env = ConfigEnv {
+            raw: config.raw(),
+            columns: &space.columns,
+        };
+        let mut grid = [0; 3];
+        for (d, g) in grid.iter_mut().enumerate() {
+            *g = grid_dim(self.problem_size[d], &self.grid_divs[d], &env)?;
+        }
+        let block = [0, 1, 2].map(|d| match self.block_slots[d] {
+            Some(s) => env
+                .get_value(s)
+                .as_int()
+                .and_then(|v| usize::try_from(v).ok())
+                .unwrap_or(0),
+            None => BLOCK_DEFAULTS[d],
+        });
+        Some((grid, block))
+    }
+
     /// The kernel as a [`KernelSpec`] over `space`; random inputs are seeded with `seed`.
     pub fn spec(&self, space: &T1Space, seed: u64) -> KernelSpec {
         let mut spec = KernelSpec::new(self.source.clone(), self.name.clone())
@@ -403,14 +426,4 @@ fn grid_dim(problem: i64, divs: &[Expr], env: &ConfigEnv<'_>) -> Option<usize> {
     }
     let g = (problem as f64 / d).ceil();
     (g >= 0.0 && g.is_finite()).then_some(g as usize)
-}
-
-/// The grid of a configuration (for tests).
-#[cfg(test)]
-pub(super) fn tests_grid(k: &T1Kernel, space: &T1Space, c: &Config) -> [usize; 3] {
-    let env = ConfigEnv {
-        raw: c.raw(),
-        columns: &space.columns,
-    };
-    [0, 1, 2].map(|d| grid_dim(k.problem_size[d], &k.grid_divs[d], &env).unwrap_or(0))
 }

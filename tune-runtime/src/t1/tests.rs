@@ -193,9 +193,10 @@ fn kernel_launch_follows_kernel_tuner() {
     assert!(k.options.iter().any(|o| o.starts_with("-I")));
     assert_eq!(k.repetitions, 7);
     let c = s.space.iter().find(|c| s.key(c) == "64,3").unwrap();
-    let grid = super::kernel::tests_grid(&k, &s, &c);
+    let (grid, block) = k.launch(&s, &c).unwrap();
     // ceil(1000 / (64 * 3)) = 6; y has no divisor and no block_size_y: 6 / 1.
     assert_eq!(grid, [6, 6, 1]);
+    assert_eq!(block, [64, 1, 1]);
     let spec = format!("{:?}", k.spec(&s, 0));
     assert!(spec.contains("3000 x float, output"), "{spec}");
     assert!(spec.contains("block_size_y"), "{spec}");
