@@ -98,6 +98,17 @@ impl T1 {
                 ))
             }
         };
+        for (p, col) in names_and_columns(self, space) {
+            match col {
+                super::Column::Str(_) => warnings.push(format!(
+                    "parameter `{p}` has string values: the kernel sees their position in the list (0, 1, ...), where Kernel Tuner defines the string itself"
+                )),
+                super::Column::Bool(_) => warnings.push(format!(
+                    "parameter `{p}` is a bool: the kernel sees 0 or 1, where Kernel Tuner defines False or True"
+                )),
+                _ => {}
+            }
+        }
         let source_path = self.find_kernel_file(&k.kernel_file, &mut warnings)?;
         let mut source = std::fs::read_to_string(&source_path).map_err(|source| Error::Io {
             path: source_path.display().to_string(),
@@ -274,6 +285,13 @@ impl T1 {
             ),
         ))
     }
+}
+
+fn names_and_columns<'a>(
+    t1: &'a T1,
+    space: &'a T1Space,
+) -> impl Iterator<Item = (&'a str, &'a super::Column)> {
+    t1.param_names().into_iter().zip(space.columns.iter())
 }
 
 fn element(kind: &str) -> Option<&'static str> {

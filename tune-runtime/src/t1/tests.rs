@@ -214,3 +214,27 @@ fn missing_kernel_files_and_languages_are_clear() {
     let e = t.kernel(&s).unwrap_err().to_string();
     assert!(e.contains("`nope.cl` not found"), "{e}");
 }
+
+#[test]
+fn string_and_bool_parameters_are_flagged_for_kernels() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(dir.path().join("k.cl"), "__kernel void k() {}").unwrap();
+    let path = dir.path().join("k.json");
+    std::fs::write(
+        &path,
+        r#"{"ConfigurationSpace": {"TuningParameters": [
+             {"Name": "layout", "Type": "string", "Values": "['row', 'col']"},
+             {"Name": "pad", "Type": "bool", "Values": "[False, True]"}]},
+           "KernelSpecification": {"Language": "OpenCL", "KernelName": "k", "KernelFile": "k.cl",
+             "ProblemSize": [64]}}"#,
+    )
+    .unwrap();
+    let t1 = T1::read(&path).unwrap();
+    let s = t1.space().unwrap();
+    let k = t1.kernel(&s).unwrap();
+    assert_eq!(k.warnings.len(), 2, "{:?}", k.warnings);
+    assert!(k.warnings[0].contains("`layout`") && k.warnings[0].contains("position"));
+    assert!(k.warnings[1].contains("`pad`") && k.warnings[1].contains("0 or 1"));
+    // An OpenCL source is not wrapped in `extern "C"`.
+    assert_eq!(k.source, "__kernel void k() {}");
+}
