@@ -7,29 +7,16 @@ use std::time::Duration;
 use tune_runtime::import;
 use tune_runtime::plot::{self, Baseline, Format};
 use tune_runtime::results::export::{write_csv, T4};
-use tune_runtime::results::{log, write_atomic, Record};
+use tune_runtime::results::{write_atomic, Record};
 use tune_runtime::simulate::Recording;
 use tune_runtime::summary::Summary;
 use tune_runtime::watch::{frame, Tail};
 
 use crate::Res;
 
-/// Reads a tune log (JSON lines), or converts a Kernel Tuner cache, KTT output or T4 file.
+/// Reads a tune log, or a Kernel Tuner cache, KTT output or T4 file.
 pub fn records(path: &Path) -> Res<Vec<Record>> {
-    if !path.exists() {
-        return Err(format!("{}: no such file", path.display()).into());
-    }
-    let is_log = std::fs::read(path)
-        .ok()
-        .and_then(|b| {
-            let first = b.split(|&c| c == b'\n').next()?.to_vec();
-            serde_json::from_slice::<Record>(&first).ok()
-        })
-        .is_some();
-    if is_log {
-        return Ok(log::read(path)?);
-    }
-    Ok(import::read(path)?.1)
+    Ok(import::records(path)?)
 }
 
 /// `tune show`.
@@ -188,7 +175,7 @@ pub fn plot(a: &PlotArgs) -> Res {
     }
     let max_k = crate::sim::longest_run(&all).max(1);
     let baseline = match &a.baseline {
-        Some(p) => Some(baseline_of(&Recording::open(p)?, max_k)),
+        Some(p) => Some(Baseline::of_recording(&Recording::open(p)?, max_k)),
         None => None,
     };
     let files = plot::write_all(&a.out, &all, baseline.as_ref(), &formats)?;
@@ -196,21 +183,6 @@ pub fn plot(a: &PlotArgs) -> Res {
         println!("{}", f.display());
     }
     Ok(())
-}
-
-/// The random-search baseline of a recorded space, up to `max_k` evaluations.
-pub fn baseline_of(rec: &Recording, max_k: usize) -> Baseline {
-    let n = rec.space().len() as usize;
-    let mut costs = Vec::with_capacity(n);
-    let mut charged = 0.0;
-    for i in 0..n as u128 {
-        if let Some(r) = rec.record(i) {
-            // Recorded times are milliseconds; logs hold seconds.
-            costs.push(r.time.as_ref().ok().map(|ms| ms / 1e3));
-            charged += r.charged.as_secs_f64();
-        }
-    }
-    Baseline::of(&costs, charged / n.max(1) as f64, max_k)
 }
 
 /// `tune watch` options.

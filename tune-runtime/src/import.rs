@@ -78,6 +78,22 @@ pub fn detect(doc: &Json) -> Option<Format> {
     }
 }
 
+/// Reads the records of a tune log (JSON lines), or of any file [`read`] understands.
+///
+/// # Errors
+/// [`Error::Io`] (also for a missing file), or [`Error::Format`].
+pub fn records(path: &Path) -> Result<Vec<Record>> {
+    let bytes = std::fs::read(path).map_err(|source| Error::Io {
+        path: path.display().to_string(),
+        source,
+    })?;
+    let first = bytes.split(|&c| c == b'\n').next().unwrap_or_default();
+    if serde_json::from_slice::<Record>(first).is_ok() {
+        return crate::results::log::read(path);
+    }
+    Ok(read(path)?.1)
+}
+
 /// Reads a Kernel Tuner cache, a KTT output or a T4 file as records.
 ///
 /// # Errors

@@ -149,6 +149,25 @@ impl Baseline {
     }
 }
 
+impl Baseline {
+    /// The baseline of a recorded brute-force space (a Kernel Tuner cache), in seconds, up
+    /// to `max_k` evaluations.
+    pub fn of_recording(rec: &crate::simulate::Recording, max_k: usize) -> Baseline {
+        let n = usize::try_from(rec.space().len()).unwrap_or(usize::MAX);
+        let mut costs = Vec::with_capacity(n.min(1 << 24));
+        let mut charged = 0.0;
+        for i in 0..rec.space().len() {
+            if let Some(r) = rec.record(i) {
+                // Recorded times are milliseconds; logs hold seconds.
+                costs.push(r.time.as_ref().ok().map(|ms| ms / 1e3));
+                charged += r.charged.as_secs_f64();
+            }
+        }
+        let per = charged / costs.len().max(1) as f64;
+        Baseline::of(&costs, per, max_k)
+    }
+}
+
 /// What the x axis of a best-so-far plot counts.
 #[derive(Clone, Copy, Debug, PartialEq, Eq)]
 pub enum Axis {
