@@ -121,7 +121,7 @@ impl T1 {
         if let Some(dir) = source_path.parent().filter(|d| !d.as_os_str().is_empty()) {
             options.push(format!("-I{}", dir.display()));
         }
-        let ps = self.problem_size()?;
+        let ps = self.problem_size_with(&space.columns)?;
         let problem_size = [0, 1, 2].map(|i| ps.get(i).copied().unwrap_or(1));
         let names = Names {
             names: self.param_names(),

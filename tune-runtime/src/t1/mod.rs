@@ -262,6 +262,8 @@ impl Resolve for Names<'_> {
 struct Raised {
     count: AtomicU64,
     first: Mutex<Option<String>>,
+    /// The parameters the condition reads, `(name, slot)`, to show their values.
+    reads: Vec<(String, usize)>,
 }
 
 /// The space of a T1 file.
@@ -379,14 +381,19 @@ impl T1 {
     /// # Errors
     /// [`Error::Format`] for an expression that does not evaluate to an integer.
     pub fn problem_size(&self) -> Result<Vec<i64>> {
+        self.problem_size_with(&self.value_lists()?)
+    }
+
+    /// The problem size, with the parameters' value lists already evaluated (sizes may
+    /// name them, as `max(filter_width)`).
+    pub(crate) fn problem_size_with(&self, columns: &[Column]) -> Result<Vec<i64>> {
         let Some(k) = &self.file.kernel_specification else {
             return Ok(Vec::new());
         };
-        let lists = self.value_lists()?;
         let names = Names {
             names: self.param_names(),
             lists: Some(
-                lists
+                columns
                     .iter()
                     .map(|c| PyValue::List(c.values().into()))
                     .collect(),
@@ -445,7 +452,10 @@ impl T1 {
             names: self.param_names(),
             lists: None,
             problem_size: Some(PyValue::List(
-                self.problem_size()?.into_iter().map(PyValue::Int).collect(),
+                self.problem_size_with(&columns)?
+                    .into_iter()
+                    .map(PyValue::Int)
+                    .collect(),
             )),
         };
         let mut warnings = Vec::new();
@@ -480,7 +490,13 @@ impl T1 {
                 }
                 continue;
             }
-            let r = Arc::new(Raised::default());
+            let r = Arc::new(Raised {
+                reads: slots
+                    .iter()
+                    .map(|&k| (names.names[k].to_string(), k))
+                    .collect(),
+                ..Raised::default()
+            });
             raised.push((what, Arc::clone(&r)));
             let cols = Arc::clone(&columns);
             b = b.constraint(&slots, move |bound: &Bound<'_>| check(&e, bound, &cols, &r));
@@ -523,14 +539,13 @@ fn check(e: &Expr, bound: &Bound<'_>, cols: &[Column], raised: &Raised) -> bool 
         Ok(v) => v.truthy(),
         Err(err) => {
             if raised.count.fetch_add(1, Ordering::Relaxed) == 0 {
-                let vals: Vec<String> = (0..cols.len().min(bound.raw().len()))
-                    .map(|s| py_str(&env.get(s)))
+                let vals: Vec<String> = raised
+                    .reads
+                    .iter()
+                    .map(|(n, k)| format!("{n}={}", py_str(&env.get(*k))))
                     .collect();
                 if let Ok(mut f) = raised.first.lock() {
-                    *f = Some(format!(
-                        "{err} (values in parameter order: {})",
-                        vals.join(",")
-                    ));
+                    *f = Some(format!("{err} at {}", vals.join(" ")));
                 }
             }
             false
