@@ -37,10 +37,10 @@ pub struct RunArgs {
     /// Folder for the log, the T4 results and plots.
     #[arg(long, default_value = "tune-runs")]
     pub out: PathBuf,
-    /// The log (default: OUT/<benchmark>.jsonl).
+    /// The log (default: OUT/BENCHMARK.jsonl).
     #[arg(long)]
     pub log: Option<PathBuf>,
-    /// The T4 results (default: OUT/<benchmark>_T4.json).
+    /// The T4 results (default: OUT/BENCHMARK_T4.json).
     #[arg(long)]
     pub t4: Option<PathBuf>,
     /// Timed repetitions per configuration (default: the file's iterations, else 7).
