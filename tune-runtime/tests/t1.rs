@@ -5,7 +5,8 @@
 //! Two kinds of checks: against `tests/data/t1/valid_configs.json` (count and SHA-256 of the
 //! sorted cache keys, derived from the caches by `tests/data/t1/derive.py`), which always
 //! run; and directly against the caches in `shared/data/tuning-caches` beside the
-//! repository, which are reported as ignored when that folder is absent (as on CI).
+//! repository, which are reported as ignored when that folder is absent (as on CI). And the
+//! expression evaluator against Python itself on random expressions (ignored without python3).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::collections::BTreeSet;
@@ -14,6 +15,7 @@ use std::path::{Path, PathBuf};
 
 use libtest_mimic::{Arguments, Failed, Trial};
 use sha2::{Digest, Sha256};
+use tune_runtime::t1::expr::{self, Binding, PyValue, Resolve, Vars};
 use tune_runtime::t1::{T1Space, T1};
 
 fn data() -> PathBuf {
@@ -162,6 +164,143 @@ fn gemm_against_legacy_cache() -> Result<(), Failed> {
     Ok(())
 }
 
+/// Random expressions of the subset over three integer variables, deterministic.
+struct Gen(u64);
+
+impl Gen {
+    fn next(&mut self, n: u64) -> u64 {
+        self.0 = self
+            .0
+            .wrapping_mul(6_364_136_223_846_793_005)
+            .wrapping_add(1_442_695_040_888_963_407);
+        (self.0 >> 33) % n
+    }
+    fn atom(&mut self) -> String {
+        match self.next(6) {
+            0 => ["a", "b", "c"][self.next(3) as usize].to_string(),
+            1 => format!("{}.5", self.next(4)),
+            2 => ["True", "False"][self.next(2) as usize].to_string(),
+            _ => (self.next(12) as i64 - 3).to_string(),
+        }
+    }
+    fn expr(&mut self, depth: u32) -> String {
+        if depth == 0 {
+            return self.atom();
+        }
+        let d = depth - 1;
+        match self.next(14) {
+            0 => format!("({} + {})", self.expr(d), self.expr(d)),
+            1 => format!("({} - {})", self.expr(d), self.expr(d)),
+            2 => format!("({} * {})", self.expr(d), self.expr(d)),
+            3 => format!("({} // {})", self.expr(d), self.expr(d)),
+            4 => format!("({} % {})", self.expr(d), self.expr(d)),
+            5 => format!("({} / {})", self.expr(d), self.expr(d)),
+            6 => format!("({} ** {})", self.atom(), self.next(4)),
+            7 => format!("({} < {} <= {})", self.expr(d), self.expr(d), self.expr(d)),
+            8 => format!(
+                "({} and {} or {})",
+                self.expr(d),
+                self.expr(d),
+                self.expr(d)
+            ),
+            9 => format!("(not {} == {})", self.expr(d), self.expr(d)),
+            10 => format!(
+                "({} if {} else {})",
+                self.expr(d),
+                self.expr(d),
+                self.expr(d)
+            ),
+            11 => format!(
+                "({} in [{}, {}, 2])",
+                self.expr(d),
+                self.expr(d),
+                self.atom()
+            ),
+            12 => format!(
+                "{}({}, {})",
+                ["min", "max"][self.next(2) as usize],
+                self.expr(d),
+                self.expr(d)
+            ),
+            _ => format!("(-{} != abs({}))", self.expr(d), self.expr(d)),
+        }
+    }
+}
+
+struct Abc;
+
+impl Resolve for Abc {
+    fn resolve(&self, name: &str) -> Option<Binding> {
+        ["a", "b", "c"]
+            .iter()
+            .position(|n| *n == name)
+            .map(Binding::Slot)
+    }
+    fn known(&self) -> String {
+        "a, b, c".into()
+    }
+}
+
+/// Python's own `eval` and ours agree on random expressions of the subset: the same value
+/// (printed as `repr` prints it), or both a division by zero.
+fn expressions_agree_with_python() -> Result<(), Failed> {
+    let mut g = Gen(7);
+    let cases: Vec<(String, [i64; 3])> = (0..600)
+        .map(|i| {
+            let vars = [0, 1, 2].map(|_| g.next(9) as i64 - 3);
+            (g.expr(1 + i % 3), vars)
+        })
+        .collect();
+    let input: String = cases
+        .iter()
+        .map(|(e, v)| format!("{}\t{}\t{}\t{e}\n", v[0], v[1], v[2]))
+        .collect();
+    let script = "import sys\nfor line in sys.stdin:\n    a, b, c, e = line.rstrip('\\n').split('\\t')\n    try:\n        print(repr(eval(e, {}, {'a': int(a), 'b': int(b), 'c': int(c)})))\n    except ZeroDivisionError:\n        print('ZeroDivisionError')\n";
+    let mut child = std::process::Command::new("python3")
+        .args(["-c", script])
+        .stdin(std::process::Stdio::piped())
+        .stdout(std::process::Stdio::piped())
+        .spawn()?;
+    std::io::Write::write_all(&mut child.stdin.take().ok_or("no stdin")?, input.as_bytes())?;
+    let out = child.wait_with_output()?;
+    let theirs: Vec<String> = String::from_utf8(out.stdout)?
+        .lines()
+        .map(str::to_owned)
+        .collect();
+    if theirs.len() != cases.len() {
+        return Err(format!("python answered {} of {} lines", theirs.len(), cases.len()).into());
+    }
+    let mut zero = 0;
+    for ((e, v), want) in cases.iter().zip(&theirs) {
+        let vars = v.map(PyValue::Int);
+        let got = match expr::parse(e, &Abc)
+            .map_err(|x| x.to_string())?
+            .eval(&Vars(&vars))
+        {
+            Ok(x) => x.to_string(),
+            Err(x) if x.message.contains("division by zero") => "ZeroDivisionError".into(),
+            Err(x) => x.to_string(),
+        };
+        zero += usize::from(want == "ZeroDivisionError");
+        let same = got == *want
+            || matches!((got.parse::<f64>(), want.parse::<f64>()), (Ok(x), Ok(y)) if x == y);
+        if !same {
+            return Err(format!("`{e}` with a, b, c = {v:?}: python {want}, tune {got}").into());
+        }
+    }
+    if zero == 0 || zero > cases.len() / 2 {
+        return Err(format!("{zero} divisions by zero: the generator needs tuning").into());
+    }
+    Ok(())
+}
+
+fn python() -> bool {
+    std::process::Command::new("python3")
+        .arg("--version")
+        .output()
+        .is_ok_and(|o| o.status.success())
+}
+
 fn main() {
     let args = Arguments::from_args();
     let have = shared().is_some();
@@ -195,6 +334,13 @@ fn main() {
             gemm_against_legacy_cache,
         )
         .with_ignored_flag(!have),
+    );
+    trials.push(
+        Trial::test(
+            "expressions_agree_with_python",
+            expressions_agree_with_python,
+        )
+        .with_ignored_flag(!python()),
     );
     if !have {
         eprintln!(
