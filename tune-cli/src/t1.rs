@@ -58,6 +58,10 @@ pub struct RunArgs {
     /// Also write the plots (SVG) into OUT.
     #[arg(long)]
     pub plots: bool,
+    /// Leave out the file's CompilerOptions, as Kernel Tuner's T1 runner does (e.g. a
+    /// `-std=c++11` that an OpenCL compiler rejects).
+    #[arg(long)]
+    pub ignore_compiler_options: bool,
     /// Build the space and the launch plan, print them, and stop.
     #[arg(long)]
     pub dry_run: bool,
@@ -178,8 +182,17 @@ pub fn run(a: &RunArgs) -> Res {
         )
         .into());
     }
-    let kernel = t1.kernel(&space)?;
+    let mut kernel = t1.kernel(&space)?;
     warn_all(&kernel.warnings);
+    if a.ignore_compiler_options {
+        // Only the include path of the kernel's folder stays.
+        let n = t1
+            .file
+            .kernel_specification
+            .as_ref()
+            .map_or(0, |k| k.compiler_options.len());
+        kernel.options.drain(..n.min(kernel.options.len()));
+    }
     let language = match a.backend.as_deref().map(str::to_ascii_lowercase).as_deref() {
         None => kernel.language,
         Some("cuda") => Language::Cuda,

@@ -120,6 +120,25 @@ fn run_dry() -> R {
     check(out.contains("dry run"), &out)?;
     let err = fails(&["run", s(&f), "--technique", "nope", "--dry-run"])?;
     check(err.contains("unknown search technique `nope`"), &err)?;
+    // The file's compiler options, or not (as Kernel Tuner's T1 runner).
+    let dir = tempfile::tempdir()?;
+    std::fs::copy(
+        here("tests/data/vector_add/vector_add.cl"),
+        dir.path().join("vector_add.cl"),
+    )?;
+    let text = std::fs::read_to_string(&f)?.replace(
+        "\"CompilerOptions\": []",
+        "\"CompilerOptions\": [\"-cl-fast-relaxed-math\"]",
+    );
+    let g = dir.path().join("with_options.json");
+    std::fs::write(&g, text)?;
+    let out = ok(&["run", s(&g), "--dry-run"])?;
+    check(out.contains("\"-cl-fast-relaxed-math\", \"-I"), &out)?;
+    let out = ok(&["run", s(&g), "--dry-run", "--ignore-compiler-options"])?;
+    check(
+        !out.contains("-cl-fast-relaxed-math") && out.contains("\"-I"),
+        &out,
+    )?;
     // Kernel Tuner T1 files of CUDA kernels are refused on OpenCL.
     let err = fails(&[
         "run",
