@@ -88,7 +88,9 @@ pub fn records(path: &Path) -> Result<Vec<Record>> {
         source,
     })?;
     let first = bytes.split(|&c| c == b'\n').next().unwrap_or_default();
-    if serde_json::from_slice::<Record>(first).is_ok() {
+    // An empty file is a log whose run has not finished its first evaluation.
+    if bytes.iter().all(u8::is_ascii_whitespace) || serde_json::from_slice::<Record>(first).is_ok()
+    {
         return crate::results::log::read(path);
     }
     Ok(read(path)?.1)
@@ -496,6 +498,31 @@ mod tests {
         assert!(recs
             .iter()
             .any(|r| r.status == "launch" && r.cost.is_none()));
+    }
+
+    #[test]
+    fn logs_and_other_files_read_alike() {
+        let dir = tempfile::tempdir().unwrap();
+        let p = dir.path().join("log.jsonl");
+        std::fs::write(&p, "").unwrap();
+        assert!(records(&p).unwrap().is_empty());
+        let (_, recs) = read(&fixture("test_cache_file.json")).unwrap();
+        let mut text = String::new();
+        for r in &recs {
+            text.push_str(&serde_json::to_string(r).unwrap());
+            text.push('\n');
+        }
+        std::fs::write(&p, text).unwrap();
+        // serde_json (without `float_roundtrip`) may change a float's last bit: compare
+        // what matters here, that the log was read as a log.
+        let back = records(&p).unwrap();
+        assert_eq!(back.len(), recs.len());
+        for (a, b) in back.iter().zip(&recs) {
+            assert_eq!((&a.config, a.evaluation), (&b.config, b.evaluation));
+            assert!((a.cost.unwrap() / b.cost.unwrap() - 1.0).abs() < 1e-15);
+        }
+        assert_eq!(records(&fixture("test_cache_file.json")).unwrap(), recs);
+        assert!(records(&dir.path().join("missing.jsonl")).is_err());
     }
 
     #[test]
