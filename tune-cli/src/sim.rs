@@ -54,11 +54,10 @@ impl Evaluator for InSeconds {
         p: (),
     ) -> Result<Measured<Duration>, Failure> {
         let m = self.0.measure(space, config, p)?;
-        Ok(Measured {
-            cost: Duration::from_secs_f64(m.cost / 1e3),
-            samples: m.samples,
-            validation: m.validation,
-        })
+        let mut out = Measured::new(Duration::from_secs_f64(m.cost / 1e3));
+        out.samples = m.samples;
+        out.validation = m.validation;
+        Ok(out)
     }
     fn charged_time(&self, space: &Space, config: &Config) -> Option<Duration> {
         self.0.charged_time(space, config)
