@@ -15,14 +15,21 @@ pub mod cost;
 pub use backend::cuda;
 mod error;
 pub mod evaluate;
+pub mod import;
 mod macro_support;
 pub mod measure;
 pub mod param;
+#[cfg(feature = "plot")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plot")))]
+pub mod plot;
 pub mod results;
 pub mod search;
 pub mod simulate;
 pub mod space;
+pub mod summary;
+pub mod t1;
 pub mod tuner;
+pub mod watch;
 
 pub use cost::Cost;
 pub use error::{Error, Result};
