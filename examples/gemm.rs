@@ -8,6 +8,9 @@
 //! (`TUNE_EVALS`, `TUNE_SECONDS`, `TUNE_TECHNIQUE`, `TUNE_RESUME`: see
 //! examples/common/mod.rs; `TUNE_OPENCL_DEVICE` / `TUNE_CUDA_DEVICE` pick the device.)
 
+// Built without a backend, the example only says so (see `common::cli::main`).
+#![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused))]
+
 mod common;
 
 use std::process::ExitCode;

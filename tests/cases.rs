@@ -45,7 +45,7 @@ fn every_case_builds_for_each_language_it_is_written_in() {
             match study.case(&target) {
                 Ok(case) => {
                     assert!(languages.contains(&language), "{}", study.name());
-                    assert!(case.space.len() > 0, "{} on {language}", study.name());
+                    assert!(!case.space.is_empty(), "{} on {language}", study.name());
                     assert_eq!(case.name, study.name());
                     assert_eq!(case.input, study.input());
                 }

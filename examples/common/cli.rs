@@ -4,7 +4,6 @@
 //! `OpenCl::select`) or `TUNE_CUDA_DEVICE` (an index, or part of a name).
 
 use std::process::ExitCode;
-use std::sync::Arc;
 
 use super::cases::Language;
 
@@ -12,10 +11,10 @@ use super::cases::Language;
 pub enum Device {
     /// An OpenCL device.
     #[cfg(feature = "opencl")]
-    OpenCl(Arc<tune::backend::opencl::OpenCl>),
+    OpenCl(std::sync::Arc<tune::backend::opencl::OpenCl>),
     /// A CUDA device.
     #[cfg(feature = "cuda")]
-    Cuda(Arc<tune::cuda::Cuda>),
+    Cuda(std::sync::Arc<tune::cuda::Cuda>),
 }
 
 /// Runs `$body` with `$b` bound to the device's backend (an `Arc<B>` of a concrete
@@ -85,11 +84,11 @@ pub fn parse(
 pub fn open(language: Language) -> tune::Result<Device> {
     match language {
         #[cfg(feature = "opencl")]
-        Language::OpenCl => Ok(Device::OpenCl(Arc::new(
+        Language::OpenCl => Ok(Device::OpenCl(std::sync::Arc::new(
             tune::backend::opencl::OpenCl::from_env("TUNE_OPENCL_DEVICE")?,
         ))),
         #[cfg(feature = "cuda")]
-        Language::Cuda => Ok(Device::Cuda(Arc::new(open_cuda()?))),
+        Language::Cuda => Ok(Device::Cuda(std::sync::Arc::new(open_cuda()?))),
         #[allow(unreachable_patterns)]
         other => Err(tune::Error::BackendUnavailable {
             backend: other.name().into(),

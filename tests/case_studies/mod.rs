@@ -17,6 +17,7 @@ use crate::common::cases::kt_matmul::KtMatmul;
 use crate::common::cases::saxpy::Saxpy;
 use crate::common::cases::xgemm_direct::{self, XgemmDirect};
 use crate::common::{self, Case, Language, Study, Target};
+use crate::harness::DeviceTest;
 
 /// A compile time limit that no compilation reaches.
 pub const NO_COMPILE_LIMIT: Duration = Duration::from_secs(24 * 3600);
@@ -148,7 +149,7 @@ fn xgemm_direct_configurations_are_right_at_odd_sizes<B: Backend>(backend: Arc<B
 }
 
 /// The case tests for a backend compiling `language`: one per case written in it.
-pub fn tests<B: Backend>(language: Language) -> Vec<(&'static str, fn(Arc<B>))> {
+pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
     let cases: [CaseTest<B>; 6] = [
         ("case_copy", Box::new(Copy { n: 1 }), case_copy::<B>),
         ("case_saxpy", Box::new(Saxpy::new(1)), case_saxpy::<B>),
@@ -169,7 +170,7 @@ pub fn tests<B: Backend>(language: Language) -> Vec<(&'static str, fn(Arc<B>))> 
             case_kt_matmul::<B>,
         ),
     ];
-    let mut out: Vec<(&'static str, fn(Arc<B>))> = cases
+    let mut out: Vec<DeviceTest<Arc<B>>> = cases
         .into_iter()
         .filter(|(_, study, _)| study.sources().get(language).is_some())
         .map(|(name, _, f)| (name, f))

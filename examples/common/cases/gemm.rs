@@ -119,22 +119,22 @@ impl Gemm {
         use rayon::prelude::*;
         let (m, n, k) = (self.m, self.n, self.k);
         let (alpha, beta) = (f64::from(self.alpha), f64::from(self.beta));
-        // Each stored row of C is a sum over p of a scalar times a stored row of A or B.
-        let (len, rows_of, scalar): (usize, &[f32], Box<dyn Fn(usize, usize) -> f32 + Sync>) =
-            match layout {
-                // C row i (n long) = sum_p A[i][p] * B row p.
-                Layout::RowMajor => (n, b, Box::new(|i, p| a[i * k + p])),
-                // C^T row j (m long) = sum_p B[p][j] * A^T row p.
-                Layout::Transposed => (m, a, Box::new(|j, p| b[p * n + j])),
-            };
+        // Each stored row r of C is the sum over p of a scalar (element r * rs + p * ps of
+        // `scalars`) times a stored row p of `lines`.
+        let (len, lines, scalars, (rs, ps)) = match layout {
+            // C row i (n long) = sum_p A[i][p] * B row p.
+            Layout::RowMajor => (n, b, a, (k, 1)),
+            // C^T row j (m long) = sum_p B[p][j] * A^T row p.
+            Layout::Transposed => (m, a, b, (1, n)),
+        };
         let mut out = c.to_vec();
         out.par_chunks_mut(len.max(1))
             .enumerate()
             .for_each(|(r, row)| {
                 let mut acc = vec![0f64; len];
                 for p in 0..k {
-                    let s = f64::from(scalar(r, p));
-                    for (x, y) in acc.iter_mut().zip(&rows_of[p * len..(p + 1) * len]) {
+                    let s = f64::from(scalars[r * rs + p * ps]);
+                    for (x, y) in acc.iter_mut().zip(&lines[p * len..(p + 1) * len]) {
                         *x += s * f64::from(*y);
                     }
                 }
