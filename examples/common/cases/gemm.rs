@@ -226,6 +226,18 @@ pub mod sgemm {
     pub const MINB: usize = 12;
 }
 
+/// CLBlast's rule for loading a tile `k` deep with `threads` work-items, `along` of them
+/// side by side: the others line up along k, and their number divides `k`.
+pub fn loads_tile(k: usize, threads: usize, along: usize) -> bool {
+    k % (threads / along) == 0
+}
+
+/// CLBlast's rule for vectors `width` wide along a tile of `tile` elements: they tile it
+/// whole for each of the two work-item layouts (computing, loading) `per`.
+pub fn whole_vectors(tile: usize, width: usize, per: [usize; 2]) -> bool {
+    per.iter().all(|p| tile % (p * width) == 0)
+}
+
 /// CLTune's GEMM space (Table IV): 241,600 valid configurations when 128 divides M and N
 /// and 32 divides K.
 fn cltune_space(m: usize, n: usize, k: usize) -> Result<Space> {
@@ -240,30 +252,28 @@ fn cltune_space(m: usize, n: usize, k: usize) -> Result<Space> {
         .param(
             Param::<usize>::values("MDIMA", [8, 16, 32])
                 .constraint(&[KWG, MDIMC, NDIMC], move |b: &Bound| {
-                    g(b, KWG) % ((g(b, MDIMC) * g(b, NDIMC)) / g(b, MDIMA)) == 0
+                    loads_tile(g(b, KWG), g(b, MDIMC) * g(b, NDIMC), g(b, MDIMA))
                 }),
         )
         .param(
             Param::<usize>::values("NDIMB", [8, 16, 32])
                 .constraint(&[KWG, MDIMC, NDIMC], move |b: &Bound| {
-                    g(b, KWG) % ((g(b, MDIMC) * g(b, NDIMC)) / g(b, NDIMB)) == 0
+                    loads_tile(g(b, KWG), g(b, MDIMC) * g(b, NDIMC), g(b, NDIMB))
                 }),
         )
         .param(Param::<usize>::values("KWI", [2, 8]).divides(&[KWG], move |b: &Bound| g(b, KWG)))
-        .param(Param::<usize>::values("VWM", [1, 2, 4, 8]).constraint(
-            &[MWG, MDIMC, MDIMA],
-            move |b: &Bound| {
-                g(b, MWG) % (g(b, MDIMC) * g(b, VWM)) == 0
-                    && g(b, MWG) % (g(b, MDIMA) * g(b, VWM)) == 0
-            },
-        ))
-        .param(Param::<usize>::values("VWN", [1, 2, 4, 8]).constraint(
-            &[NWG, NDIMC, NDIMB],
-            move |b: &Bound| {
-                g(b, NWG) % (g(b, NDIMC) * g(b, VWN)) == 0
-                    && g(b, NWG) % (g(b, NDIMB) * g(b, VWN)) == 0
-            },
-        ))
+        .param(
+            Param::<usize>::values("VWM", [1, 2, 4, 8])
+                .constraint(&[MWG, MDIMC, MDIMA], move |b: &Bound| {
+                    whole_vectors(g(b, MWG), g(b, VWM), [g(b, MDIMC), g(b, MDIMA)])
+                }),
+        )
+        .param(
+            Param::<usize>::values("VWN", [1, 2, 4, 8])
+                .constraint(&[NWG, NDIMC, NDIMB], move |b: &Bound| {
+                    whole_vectors(g(b, NWG), g(b, VWN), [g(b, NDIMC), g(b, NDIMB)])
+                }),
+        )
         .param(Param::<usize>::values("STRM", [0, 1]))
         .param(Param::<usize>::values("STRN", [0, 1]))
         .param(Param::<usize>::values("SA", [0, 1]))

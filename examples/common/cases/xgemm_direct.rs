@@ -21,7 +21,7 @@ use std::time::Duration;
 use tune::backend::KernelSpec;
 use tune::{Bound, Param, Result, Space, SpaceBuilder};
 
-use super::gemm::Gemm;
+use super::gemm::{loads_tile, whole_vectors, Gemm};
 use super::{Language, Sources, Study, Target, Work};
 
 /// Slot of WGD, the tile size in M, N and K.
@@ -68,6 +68,7 @@ pub fn back_to_back(m: usize, n: usize, k: usize) -> usize {
 fn opencl_space(g: &Gemm, target: &Target) -> Result<Space> {
     let r = g.m.max(g.n).max(g.k);
     let v = |b: &Bound, s| b.get::<usize>(s);
+    let threads = move |b: &Bound| v(b, MDIMCD) * v(b, NDIMCD);
     // Tiles larger than 64 KiB of local memory do not pay off (and CPU devices report
     // megabytes, which would make the space huge); 48 KiB when the device is unknown.
     let lm = match target.device.local_mem_bytes {
@@ -90,20 +91,16 @@ fn opencl_space(g: &Gemm, target: &Target) -> Result<Space> {
         )
         .param(
             Param::<usize>::range("MDIMAD", 1..=r)
-                .divides(&[MDIMCD, NDIMCD], move |b: &Bound| {
-                    v(b, MDIMCD) * v(b, NDIMCD)
-                })
+                .divides(&[MDIMCD, NDIMCD], threads)
                 .constraint(&[WGD, MDIMCD, NDIMCD], move |b: &Bound| {
-                    v(b, WGD) % (v(b, MDIMCD) * v(b, NDIMCD) / v(b, MDIMAD)) == 0
+                    loads_tile(v(b, WGD), threads(b), v(b, MDIMAD))
                 }),
         )
         .param(
             Param::<usize>::range("NDIMBD", 1..=r)
-                .divides(&[MDIMCD, NDIMCD], move |b: &Bound| {
-                    v(b, MDIMCD) * v(b, NDIMCD)
-                })
+                .divides(&[MDIMCD, NDIMCD], threads)
                 .constraint(&[WGD, MDIMCD, NDIMCD], move |b: &Bound| {
-                    v(b, WGD) % (v(b, MDIMCD) * v(b, NDIMCD) / v(b, NDIMBD)) == 0
+                    loads_tile(v(b, WGD), threads(b), v(b, NDIMBD))
                 }),
         )
         .param(
@@ -113,20 +110,18 @@ fn opencl_space(g: &Gemm, target: &Target) -> Result<Space> {
                     v(b, KWID) * (v(b, WGD) / v(b, MDIMCD)) * (v(b, WGD) / v(b, NDIMCD)) <= 4096
                 }),
         )
-        .param(Param::<usize>::values("VWMD", [1, 2, 4, 8]).constraint(
-            &[WGD, MDIMCD, MDIMAD],
-            move |b: &Bound| {
-                v(b, WGD) % (v(b, MDIMCD) * v(b, VWMD)) == 0
-                    && v(b, WGD) % (v(b, MDIMAD) * v(b, VWMD)) == 0
-            },
-        ))
-        .param(Param::<usize>::values("VWND", [1, 2, 4, 8]).constraint(
-            &[WGD, NDIMCD, NDIMBD],
-            move |b: &Bound| {
-                v(b, WGD) % (v(b, NDIMCD) * v(b, VWND)) == 0
-                    && v(b, WGD) % (v(b, NDIMBD) * v(b, VWND)) == 0
-            },
-        ))
+        .param(
+            Param::<usize>::values("VWMD", [1, 2, 4, 8])
+                .constraint(&[WGD, MDIMCD, MDIMAD], move |b: &Bound| {
+                    whole_vectors(v(b, WGD), v(b, VWMD), [v(b, MDIMCD), v(b, MDIMAD)])
+                }),
+        )
+        .param(
+            Param::<usize>::values("VWND", [1, 2, 4, 8])
+                .constraint(&[WGD, NDIMCD, NDIMBD], move |b: &Bound| {
+                    whole_vectors(v(b, WGD), v(b, VWND), [v(b, NDIMCD), v(b, NDIMBD)])
+                }),
+        )
         .param(Param::<usize>::values("PADA", [0, 1]))
         .param(Param::<usize>::values("PADB", [0, 1]))
         .build()
