@@ -2,7 +2,9 @@
 //! `common::tune_case` (log in target/tune/, best configurations in tuning/):
 //! 1. SGEMM (kernels/sgemm.cu) at 4096^3, tuned starting from the classic 128x128x8 / 8x8
 //!    configuration, against cuBLAS SGEMM (TF32 off, `cublasSgemm`), both timed with CUDA
-//!    events (median), the tuned kernel validated against cuBLAS's product;
+//!    events (median), the tuned kernel validated against cuBLAS's product; every GEMM here
+//!    is `C = 1.5 A B - 0.5 C`, the GEMM case's input (examples/common/cases/gemm.rs), for
+//!    the tuned kernels and cuBLAS alike;
 //! 2. the same at 8192^3, starting also from the six best configurations found at 4096^3;
 //! 3. compilation's share of tuning time without and with the parallel pipeline: the same
 //!    16 random configurations of SGEMM 4096^3 (one seed), compiled one at a time on the
@@ -28,8 +30,8 @@
 mod common;
 
 #[cfg(feature = "cuda")]
-fn main() {
-    common::cuda::main_or_skip("cuda_bench", bench::run);
+fn main() -> std::process::ExitCode {
+    common::cli::exit("cuda_bench", common::Language::Cuda, bench::run())
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -47,7 +49,10 @@ mod bench {
     use tune::results::{Named, Record};
     use tune::{Config, Error, Result, TechniqueKind, TuningResult, Value};
 
-    use super::common::cuda::{self as cc, GemmVsCublas, SgemmCheck};
+    use super::common::cases::gemm::{Check, Gemm};
+    use super::common::cases::kt_matmul::KtMatmul;
+    use super::common::cases::{Study, Target};
+    use super::common::cuda::{self as cc, GemmVsCublas};
     use super::common::{self, Budget, Options};
 
     /// The budgets of one bench run.
@@ -173,8 +178,7 @@ mod bench {
 
     /// cuBLAS SGEMM at `size`^3 on the SGEMM case's inputs: seconds and the product.
     fn cublas_at(cuda: &Cuda, size: usize) -> Result<(f64, Vec<f32>)> {
-        let (a, b) = cc::sgemm_inputs(size, size, size);
-        let (t, c) = cc::cublas_sgemm(cuda, size, size, size, &a, &b, 1, 20)?;
+        let (t, c) = cc::cublas_sgemm(cuda, &Gemm::new(size, size, size), 1, 20)?;
         println!(
             "[{size}^3] cuBLAS SGEMM {:.3} ms = {:.1} TFLOP/s",
             t * 1e3,
@@ -192,12 +196,14 @@ mod bench {
         budget: Budget,
         carry: &[Named<Value>],
     ) -> Result<(SgemmRow, Vec<Named<Value>>)> {
-        let case = cc::sgemm(size, size, size, SgemmCheck::Given(product))?;
+        let study = Gemm::new(size, size, size).check(Check::Given(Arc::new(product)));
+        let target = Target::of(cuda.as_ref())?;
+        let case = study.case(&target)?;
         println!(
             "[{size}^3] SGEMM space: {} valid configurations",
             case.space.len()
         );
-        let mut start: Vec<Config> = cc::sgemm_classic(&case.space).into_iter().collect();
+        let mut start: Vec<Config> = study.known_good(&target, &case.space);
         start.extend(carry.iter().filter_map(|c| c.config(&case.space).ok()));
         let options = Options {
             start,
@@ -248,8 +254,10 @@ mod bench {
             // NVRTC caches compilations within a process: an empty kernel beside SGEMM,
             // different in each mode, keeps the second mode from reusing the first's.
             let extra = format!("\nextern \"C\" __global__ void tune_bench_mode_{batch}() {{}}\n");
-            let product = SgemmCheck::Given(product.to_vec());
-            let case = cc::sgemm_with_source(4096, 4096, 4096, product, &extra)?;
+            let study = Gemm::new(4096, 4096, 4096).check(Check::Given(Arc::new(product.to_vec())));
+            let target = Target::of(cuda.as_ref())?;
+            let source = format!("{}{extra}", study.source(&target)?);
+            let case = study.case_with_source(&target, &source)?;
             let options = Options {
                 batch: Some(batch),
                 technique: Some(TechniqueKind::Random),
@@ -284,7 +292,7 @@ mod bench {
 
     /// Part 4: XgemmDirect at IS1-IS4 against cuBLAS.
     fn xgemm(cuda: &Arc<Cuda>, budget: Budget) -> Result<((f64, f64), Vec<GemmVsCublas>)> {
-        let floor = cc::launch_floor(cuda)?;
+        let floor = common::launch_floor(cuda.clone())?;
         println!(
             "launch floor (an empty kernel): {:.2} us launched alone, {:.2} us per launch back to back",
             floor.0 * 1e6,
@@ -302,7 +310,8 @@ mod bench {
         .enumerate()
         {
             let options = Options::new(3 + i as u64);
-            match cc::xgemm_direct_vs_cublas(cuda, label, shape, budget, options) {
+            let gemm = Gemm::new(shape.0, shape.1, shape.2);
+            match cc::xgemm_direct_vs_cublas(cuda, label, gemm, budget, options) {
                 Ok(r) => rows.push(r),
                 Err(e @ Error::NoValidConfiguration { .. }) => println!("{label}: {e}"),
                 Err(e) => return Err(e),
@@ -321,14 +330,14 @@ mod bench {
             slower_than_best: Some(f64::INFINITY),
             ..Options::new(1)
         };
-        let (_, r) = common::tune_case(cuda.clone(), cc::kt_matmul(2048)?, budget, options)?;
+        let (_, r) = common::tune_study(cuda.clone(), &KtMatmul { n: 2048 }, budget, options)?;
         Ok(Run::of(&r))
     }
 
     pub fn run() -> Result<()> {
         let plan = Plan::from_env();
         let out_dir = std::env::args().nth(1);
-        let cuda = Arc::new(cc::open()?);
+        let cuda = Arc::new(common::cli::open_cuda()?);
         let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
         let mut report = String::new();
         writeln!(

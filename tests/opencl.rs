@@ -1,10 +1,12 @@
 //! The OpenCL backend on a real device (PoCL in CI): evaluator behaviour, every failure kind,
-//! validation, and each case study end to end at small sizes and short budgets.
+//! validation, and each case study with an OpenCL kernel end to end at small sizes and short
+//! budgets (`case_studies`, written once for every backend).
 //!
 //! Without an OpenCL device the tests are reported as ignored (the runner says how to get
 //! one), unless `CI` is set: then they fail. They run one at a time (see `harness`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod case_studies;
 #[path = "../examples/common/mod.rs"]
 mod common;
 mod harness;
@@ -13,8 +15,10 @@ use std::process::ExitCode;
 use std::sync::Arc;
 use std::time::Duration;
 
+use common::cases::copy::Copy;
+use common::{Language, Study, Target};
 use tune::backend::opencl::OpenCl;
-use tune::backend::{Backend, BufferArg, KernelEvaluator, KernelSpec, ReferenceKernel, Tolerance};
+use tune::backend::{Backend, BufferArg, KernelEvaluator, KernelSpec, ReferenceKernel};
 use tune::{Error, Evaluator, Failure, Param, Space, SpaceBuilder};
 
 /// The device: `TUNE_OPENCL_DEVICE` if set, else PoCL if present, else the first one.
@@ -27,9 +31,6 @@ fn probe() -> harness::Probe<Arc<OpenCl>> {
     harness::Probe::new("opencl", found, "CI")
 }
 
-/// A compile time limit that no compilation reaches.
-const NO_COMPILE_LIMIT: Duration = Duration::from_secs(24 * 3600);
-
 fn one_param() -> Space {
     SpaceBuilder::new()
         .param(Param::<usize>::values("WPT", [1, 2]))
@@ -39,15 +40,12 @@ fn one_param() -> Space {
 
 const N: usize = 1024;
 
+/// The copy case's spec around `source`, at a local size of 16 (the space is [`one_param`]).
 fn copy_spec(source: &str) -> KernelSpec {
-    KernelSpec::new(source, "copy")
-        .global(|c| [N / c.get::<usize>(0)])
+    Copy { n: N }
+        .spec(&Target::without_device(Language::OpenCl), source)
+        .unwrap()
         .local(|_| [16])
-        .scalar(N as i32)
-        .buffer(BufferArg::random::<f32>(N, 1))
-        .buffer(BufferArg::zeros::<f32>(N).output())
-        .reference(|a| Ok(vec![a.buffer::<f32>(1)?.to_vec().into()]))
-        .tolerance(Tolerance::Exact)
 }
 
 fn eval(
@@ -180,115 +178,6 @@ fn reference_kernel_validation(dev: Arc<OpenCl>) {
     assert!(eval(&ev, &s, 1).is_ok());
 }
 
-fn run_case(dev: Arc<OpenCl>, case: common::Case, n: u64) -> tune::TuningResult<Duration> {
-    // No limit that a busy compiler could hit: no time budget for the run, no compile time
-    // limit (these tests check results, not budgets).
-    let case = common::Case {
-        spec: case.spec.compile_time_limit(NO_COMPILE_LIMIT),
-        ..case
-    };
-    let budget = common::Budget {
-        evaluations: n,
-        seconds: 3600.0,
-    };
-    let options = common::Options {
-        progress: false,
-        record: false,
-        ..common::Options::new(7)
-    };
-    let (_, r) = common::tune_case(dev, case, budget, options).unwrap();
-    assert_eq!(r.failures.get("wrong_result"), None, "{:?}", r.records);
-    assert_eq!(r.failures.get("compile"), None, "{:?}", r.records);
-    assert!(r.valid > 0);
-    r
-}
-
-fn case_copy(dev: Arc<OpenCl>) {
-    // The whole space (15 configurations), then the run stops by itself.
-    let r = run_case(dev, common::cases::copy(4096).unwrap(), 100);
-    assert_eq!(r.evaluations, 15);
-    // Every evaluation is in the log, from which a killed run resumes, and after them the
-    // re-measurement of the finalists.
-    let log = std::fs::read_to_string(r.log.unwrap()).unwrap();
-    let again = log
-        .lines()
-        .filter(|l| l.contains(r#""remeasured":"#))
-        .count();
-    assert_eq!(
-        (log.lines().count() - again, again),
-        (15, r.finalists.len())
-    );
-}
-
-fn case_saxpy(dev: Arc<OpenCl>) {
-    let case = common::cases::saxpy(1 << 12, 1).unwrap();
-    assert_eq!(case.space.len(), 13 * 14 / 2);
-    run_case(dev, case, 6);
-}
-
-fn case_conv(dev: Arc<OpenCl>) {
-    run_case(dev, common::cases::conv(64, 32, 3).unwrap(), 4);
-}
-
-fn case_gemm(dev: Arc<OpenCl>) {
-    assert_eq!(
-        common::cases::gemm(128, 128, 32, common::cases::Check::Host)
-            .unwrap()
-            .space
-            .len(),
-        241_600
-    );
-    run_case(
-        dev,
-        common::cases::gemm(64, 64, 32, common::cases::Check::Host).unwrap(),
-        3,
-    );
-}
-
-fn case_xgemm_direct(dev: Arc<OpenCl>) {
-    // IS3: 50x1 * 1x64.
-    let case =
-        common::cases::xgemm_direct(50, 64, 1, dev.device(), common::cases::Check::Host).unwrap();
-    run_case(dev, case, 4);
-}
-
-fn xgemm_direct_configurations_are_right_at_odd_sizes(dev: Arc<OpenCl>) {
-    // 23 x 37 x 70: partial tiles in m, n and k, and several k tiles (with and without the
-    // register prefetch of the next tile, which small per-work-item tiles switch on).
-    let case =
-        common::cases::xgemm_direct(23, 37, 70, dev.device(), common::cases::Check::Host).unwrap();
-    let (info, spec) = case.split();
-    let spec = spec
-        .repetitions(1)
-        .warmups(0)
-        .compile_time_limit(NO_COMPILE_LIMIT);
-    let ev = KernelEvaluator::<OpenCl>::new(dev, &info.space, spec).unwrap();
-    let mut rng = <rand::rngs::SmallRng as rand::SeedableRng>::seed_from_u64(3);
-    let (mut measured, mut prefetch) = (0, 0);
-    while measured < 8 {
-        let c = info.space.sample(&mut rng).unwrap();
-        let (wgd, mdimcd, ndimcd): (usize, usize, usize) = (c.get(0), c.get(1), c.get(2));
-        if wgd < 4 || (wgd / mdimcd) * (wgd / ndimcd) > 64 {
-            continue; // keep PoCL's compile times short
-        }
-        match ev
-            .prepare(&info.space, &c)
-            .and_then(|p| ev.measure(&info.space, &c, p))
-        {
-            Ok(_) => {}
-            // Over a device limit.
-            Err(Failure::Invalid(_)) => continue,
-            Err(f) => panic!("{}: {f}", info.space.describe(&c)),
-        }
-        measured += 1;
-        prefetch += usize::from((wgd / mdimcd) * (wgd / ndimcd) <= 32);
-    }
-    assert!(
-        prefetch > 0 && prefetch < measured,
-        "{prefetch} of {measured}"
-    );
-}
-
 const SCALE: &str = "__kernel void scale(const int n, const __global float* x, __global float* y) {
         const int i = get_global_id(0);
         if (i < n) y[i] = 2.0f * x[i];
@@ -299,7 +188,7 @@ const BROKEN: &str = "__kernel void scale(const int n) { syntax error }";
 fn main() -> ExitCode {
     let probe = probe();
     let mut suite = harness::Suite::new();
-    let tests: [harness::DeviceTest<Arc<OpenCl>>; 13] = [
+    let tests: [harness::DeviceTest<Arc<OpenCl>>; 7] = [
         ("device_listing_and_selection", device_listing_and_selection),
         (
             "measures_validates_and_keeps_samples",
@@ -313,17 +202,11 @@ fn main() -> ExitCode {
             device_limits_are_rejected_before_compiling,
         ),
         ("reference_kernel_validation", reference_kernel_validation),
-        ("case_xgemm_direct", case_xgemm_direct),
-        (
-            "xgemm_direct_configurations_are_right_at_odd_sizes",
-            xgemm_direct_configurations_are_right_at_odd_sizes,
-        ),
-        ("case_copy", case_copy),
-        ("case_saxpy", case_saxpy),
-        ("case_conv", case_conv),
-        ("case_gemm", case_gemm),
     ];
-    for (name, f) in tests {
+    for (name, f) in tests
+        .into_iter()
+        .chain(case_studies::tests(Language::OpenCl))
+    {
         suite.device(&probe, name, f);
     }
     harness::conformance(&mut suite, &probe, SCALE, BROKEN);

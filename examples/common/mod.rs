@@ -1,14 +1,18 @@
-//! Shared by the case-study examples and their tests: the budget, one tuning run of a case
-//! study on any backend with `tune::Tuner`, and the report.
+//! Shared by the case-study examples, their tests and the CUDA bench: the case
+//! descriptions ([`cases`], one per case for every backend), choosing and opening a backend
+//! from the command line ([`cli`]), the budget, one tuning run of a case on any backend with
+//! `tune::Tuner`, and the report.
 //!
 //! Environment: `TUNE_EVALS` and `TUNE_SECONDS` set the budget, `TUNE_TECHNIQUE` the search
 //! technique (default: the bandit ensemble), `TUNE_RESUME=1` resumes from the log of an
-//! earlier (killed) run instead of starting afresh.
+//! earlier (killed) run instead of starting afresh; `TUNE_OPENCL_DEVICE` and
+//! `TUNE_CUDA_DEVICE` pick the device.
 //!
-//! The CUDA case studies and cuBLAS are in [`cuda`] (feature `cuda`).
+//! What only CUDA has (cuBLAS, timed the way tune times a kernel) is in [`cuda`].
 #![allow(dead_code)]
 
 pub mod cases;
+pub mod cli;
 #[cfg(feature = "cuda")]
 pub mod cuda;
 
@@ -20,7 +24,7 @@ use tune::backend::{Backend, KernelEvaluator};
 use tune::results::Database;
 use tune::{Config, TechniqueKind, Tuner, TuningResult};
 
-pub use cases::{Case, Info};
+pub use cases::{Case, Info, Language, Study, Target};
 
 /// When to stop: whichever comes first.
 #[derive(Clone, Copy, Debug)]
@@ -81,11 +85,26 @@ impl Options {
     }
 }
 
+/// Tunes `study` on `backend` within `budget` ([`tune_case`] of the study's case on the
+/// backend's device), measuring its known good configurations first after those of the
+/// options.
+pub fn tune_study<B: Backend>(
+    backend: Arc<B>,
+    study: &impl Study,
+    budget: Budget,
+    mut options: Options,
+) -> tune::Result<(Info, TuningResult<Duration>)> {
+    let target = Target::of(backend.as_ref())?;
+    let case = study.case(&target)?;
+    options.start.extend(study.known_good(&target, &case.space));
+    tune_case(backend, case, budget, options)
+}
+
 /// Tunes `case` on `backend` within `budget` with `tune::Tuner`: the technique of the
 /// options or of `TUNE_TECHNIQUE` (default: the bandit ensemble), candidates compiled in
 /// parallel on every core while the device measures (unless the options set a batch),
-/// every evaluation appended to `target/tune/<name>-<input>.jsonl`, the best recorded in
-/// `tuning/`. Prints the report.
+/// every evaluation appended to `target/tune/<backend>/<name>-<input>.jsonl`, the best
+/// recorded in `tuning/` with the case's code fingerprint. Prints the report.
 pub fn tune_case<B: Backend>(
     backend: Arc<B>,
     case: Case,
@@ -98,10 +117,12 @@ pub fn tune_case<B: Backend>(
     // repeated: it is recorded as valid with that run's time, stopped early.
     let spec = spec.slower_than_best(options.slower_than_best.unwrap_or(20.0));
     let t = std::time::Instant::now();
-    let evaluator = KernelEvaluator::<B>::new(backend, &info.space, spec)?;
+    let evaluator = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec)?;
     let setup = t.elapsed();
+    // One folder per backend: a run on one never replaces the log of a run on the other.
     let log = std::path::Path::new("target")
         .join("tune")
+        .join(&backend.device().backend)
         .join(format!("{}-{}.jsonl", info.name, info.input));
     let resume = std::env::var("TUNE_RESUME").as_deref() == Ok("1");
     if !resume {
@@ -111,6 +132,7 @@ pub fn tune_case<B: Backend>(
     let mut tuner = Tuner::new(info.space.clone(), &evaluator)
         .name(info.name.clone())
         .input_key(info.input.clone())
+        .fingerprint(info.code.clone())
         .abort(
             Evaluations(budget.evaluations)
                 | Elapsed(Duration::from_secs_f64(budget.seconds))
@@ -180,12 +202,23 @@ pub fn report(info: &Info, device: &str, setup: Duration, r: &TuningResult<Durat
         r.waiting_for_preparation.as_secs_f64(),
         100.0 * r.waiting_for_preparation.as_secs_f64() / wall
     );
-    let best = r
-        .best
-        .cost
-        .map_or(r.best.scalar, |c: Duration| c.as_secs_f64());
+    // The re-measured median (the finalists measured again, interleaved), not the lucky
+    // best of the search.
+    let best = r.best.final_scalar();
     println!("best:        {}", info.space.describe(&r.best.config));
     println!("time:        {}", rate(info, best));
+    if let Some(again) = &r.best.remeasured {
+        let s = &again.spread;
+        println!(
+            "re-measured: median {:.3} us over {} rounds (min {:.3}, max {:.3}; {:.2}% spread); during the search {:.3} us",
+            s.median * 1e6,
+            s.n,
+            s.min * 1e6,
+            s.max * 1e6,
+            100.0 * (s.max - s.min) / s.median,
+            r.best.scalar * 1e6
+        );
+    }
     println!(
         "RESULT\t{}\t{}\t{}\t{:.3}\t{}\t{}\t{}\t{:.1}",
         info.name,
@@ -201,10 +234,18 @@ pub fn report(info: &Info, device: &str, setup: Duration, r: &TuningResult<Durat
 
 /// The device time of a kernel that does nothing, launched once and back to back (per
 /// launch, median of 20 samples of 64 launches): the floor under any kernel's time with
-/// each timing method. `source` holds a kernel `nop` taking one float buffer.
-pub fn launch_floor<B: Backend>(backend: Arc<B>, source: &str) -> tune::Result<(f64, f64)> {
+/// each timing method, in seconds.
+pub fn launch_floor<B: Backend>(backend: Arc<B>) -> tune::Result<(f64, f64)> {
     use tune::backend::{BufferArg, KernelSpec};
     use tune::Evaluator;
+    let source = match Target::of(backend.as_ref())?.language {
+        Language::OpenCl => {
+            "__kernel void nop(__global float* x) { if (x[0] == 1.0f) x[0] = 0.0f; }"
+        }
+        Language::Cuda => {
+            "extern \"C\" __global__ void nop(float* x) { if (x[0] == 1.0f) x[0] = 0.0f; }"
+        }
+    };
     let space = tune::SpaceBuilder::new()
         .param(tune::Param::<usize>::values("UNUSED", [1]))
         .build()?;
@@ -227,10 +268,4 @@ pub fn launch_floor<B: Backend>(backend: Arc<B>, source: &str) -> tune::Result<(
         *floor = m.cost.as_secs_f64();
     }
     Ok((floors[0], floors[1]))
-}
-
-/// The OpenCL device named by `TUNE_OPENCL_DEVICE` (see `OpenCl::select`), or the first.
-#[cfg(feature = "opencl")]
-pub fn opencl_device() -> tune::Result<tune::backend::opencl::OpenCl> {
-    tune::backend::opencl::OpenCl::from_env("TUNE_OPENCL_DEVICE")
 }
