@@ -35,7 +35,7 @@ pub const KEYS: [&str; 8] = [
 ];
 
 /// The search techniques that `technique = ..` may name.
-pub const TECHNIQUES: [&str; 10] = [
+pub const TECHNIQUES: [&str; 11] = [
     "exhaustive",
     "random",
     "annealing",
@@ -46,6 +46,7 @@ pub const TECHNIQUES: [&str; 10] = [
     "bandit",
     "bayes",
     "local",
+    "guided",
 ];
 
 /// What the tuning entry point measures.

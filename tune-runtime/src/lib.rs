@@ -18,6 +18,7 @@ pub mod evaluate;
 mod macro_support;
 pub mod param;
 pub mod results;
+pub mod score;
 pub mod search;
 pub mod simulate;
 pub mod space;

@@ -91,11 +91,13 @@ mod bayes;
 mod diff_evo;
 mod exhaustive;
 mod genetic;
+mod guided;
 mod local;
 mod mcmc;
 mod pso;
 mod random;
 mod util;
+mod warm;
 
 use std::fmt;
 use std::str::FromStr;
@@ -106,10 +108,12 @@ pub use bayes::Bayes;
 pub use diff_evo::DiffEvo;
 pub use exhaustive::Exhaustive;
 pub use genetic::Genetic;
+pub use guided::Guided;
 pub use local::LocalSearch;
 pub use mcmc::Mcmc;
 pub use pso::Pso;
 pub use random::Random;
+pub use warm::WarmStart;
 
 use crate::space::Space;
 use crate::{Error, Result};
@@ -126,6 +130,10 @@ pub trait Technique: Send {
     /// The outcome of an index this technique proposed: its scalar cost (lower is better),
     /// or `None` if the configuration failed (compile error, wrong result, ...).
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>);
+    /// A hint, before [`Technique::init`]: the run ends after at most this many distinct
+    /// evaluations (the tuner passes it when its abort condition bounds the evaluations).
+    /// A technique may use it to plan exploration; the default ignores it.
+    fn budget(&mut self, _evaluations: u64) {}
 }
 
 /// The built-in techniques, by name. The default is [`TechniqueKind::Bandit`].
@@ -153,11 +161,13 @@ pub enum TechniqueKind {
     Bayes,
     /// [`LocalSearch`]: iterated local search.
     Local,
+    /// [`Guided`]: model-guided iterated local search that plans with the budget.
+    Guided,
 }
 
 impl TechniqueKind {
     /// Every built-in technique.
-    pub const ALL: [TechniqueKind; 10] = [
+    pub const ALL: [TechniqueKind; 11] = [
         TechniqueKind::Exhaustive,
         TechniqueKind::Random,
         TechniqueKind::Annealing,
@@ -168,6 +178,7 @@ impl TechniqueKind {
         TechniqueKind::Bandit,
         TechniqueKind::Bayes,
         TechniqueKind::Local,
+        TechniqueKind::Guided,
     ];
 
     /// The name it is selected by, e.g. `"annealing"`.
@@ -183,6 +194,7 @@ impl TechniqueKind {
             TechniqueKind::Bandit => "bandit",
             TechniqueKind::Bayes => "bayes",
             TechniqueKind::Local => "local",
+            TechniqueKind::Guided => "guided",
         }
     }
 
@@ -199,6 +211,7 @@ impl TechniqueKind {
             TechniqueKind::Bandit => Box::new(Bandit::new()),
             TechniqueKind::Bayes => Box::new(Bayes::new()),
             TechniqueKind::Local => Box::new(LocalSearch::new()),
+            TechniqueKind::Guided => Box::new(Guided::new()),
         }
     }
 }
@@ -236,7 +249,7 @@ impl FromStr for TechniqueKind {
 }
 
 /// A built-in technique by name (`"exhaustive"`, `"random"`, `"annealing"`, `"pso"`,
-/// `"mcmc"`, `"genetic"`, `"diff_evo"`, `"bandit"`, `"bayes"`, `"local"`; Kernel Tuner's
+/// `"mcmc"`, `"genetic"`, `"diff_evo"`, `"bandit"`, `"bayes"`, `"local"`, `"guided"`; Kernel Tuner's
 /// names such as `"simulated_annealing"` are accepted too).
 ///
 /// # Errors

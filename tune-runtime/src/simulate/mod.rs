@@ -549,3 +549,59 @@ impl Evaluator for SimulatedEvaluator {
         format!("{} (simulated)", self.rec.device())
     }
 }
+
+/// Configurations of `target`'s space ranked by how well they did on other recordings of
+/// the same kernel (other devices or inputs), best first: by the geometric mean over
+/// `sources` of the fraction of each source's optimum (a failure or a configuration a
+/// source lacks counts as 1% of it). Parameters are matched by name and value as written.
+/// A prior for [`crate::search::WarmStart`].
+pub fn prior(sources: &[Recording], target: &Recording) -> Vec<Config> {
+    let space = target.space();
+    let n = space.params().len();
+    let key = |rec: &Recording, c: &Config| -> Option<Vec<(String, String)>> {
+        let names = rec.space().params();
+        (0..names.len())
+            .map(|k| Some((names[k].name().to_string(), rec.label(c, k)?)))
+            .collect::<Option<Vec<_>>>()
+            .map(|mut v| {
+                v.sort();
+                v
+            })
+    };
+    // Per source: labels -> fraction of its optimum.
+    let tables: Vec<HashMap<Vec<(String, String)>, f64>> = sources
+        .iter()
+        .filter(|s| s.space().params().len() == n)
+        .filter_map(|s| {
+            let opt = s.true_best()?.1;
+            let mut m = HashMap::new();
+            for (i, c) in s.space().iter().enumerate() {
+                if let (Some(k), Some(r)) = (key(s, &c), s.record(i as u128)) {
+                    let f = r
+                        .time
+                        .as_ref()
+                        .ok()
+                        .map_or(0.01, |t| (opt / t).clamp(0.01, 1.0));
+                    m.insert(k, f);
+                }
+            }
+            Some(m)
+        })
+        .collect();
+    if tables.is_empty() {
+        return Vec::new();
+    }
+    let mut ranked: Vec<(f64, Config)> = space
+        .iter()
+        .filter_map(|c| {
+            let k = key(target, &c)?;
+            let logs: f64 = tables
+                .iter()
+                .map(|t| t.get(&k).copied().unwrap_or(0.01).ln())
+                .sum();
+            Some((logs / tables.len() as f64, c))
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    ranked.into_iter().map(|r| r.1).collect()
+}
