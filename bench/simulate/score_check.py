@@ -136,6 +136,8 @@ def main():
     ap.add_argument("trajectories", nargs="*")
     ap.add_argument("--csv")
     ap.add_argument("--bagging-seeds", type=int, default=3)
+    ap.add_argument("--compare", help="tune's scores (report's .scores.csv) to compare with")
+    ap.add_argument("--max-budget-only", action="store_true", default=True)
     args = ap.parse_args()
     if args.mode == "fixed":
         configs, runs = fixed_case()
@@ -152,8 +154,12 @@ def main():
             for cost, charged_ms in r["evals"]:
                 t += charged_ms / 1000.0
                 steps.append((t, cost))
-            budget = r.get("budget")
-            runs[(r["tool"], r["technique"], r["space"], budget)].append(steps)
+            runs[(r["tool"], r["technique"], r["space"], r.get("budget"))].append(steps)
+    # As tune's report: per (tool, technique, space) the runs of the largest budget.
+    top = defaultdict(int)
+    for (tool, tech, space, budget) in runs:
+        top[(tool, tech, space)] = max(top[(tool, tech, space)], budget)
+    runs = {k: v for k, v in runs.items() if k[3] == top[k[:3]]}
     spaces = {}
     rows = ["tool,technique,space,budget,runs,score_python,score_python_spread"]
     for (tool, tech, space, budget), rs in sorted(runs.items(), key=lambda kv: tuple(map(str, kv[0]))):
@@ -173,6 +179,27 @@ def main():
         open(args.csv, "w").write(text)
     else:
         print(text)
+    if args.compare:
+        import csv
+        rust = {(r["tool"], r["technique"], r["space"]): float(r["score_rust"]) for r in csv.DictReader(open(args.compare))}
+        diffs = []
+        for line in rows[1:]:
+            tool, tech, space, _, _, py, spread = line.split(",")
+            if (tool, tech, space) in rust:
+                diffs.append((abs(rust[(tool, tech, space)] - float(py)), tool, tech, space, rust[(tool, tech, space)], float(py), float(spread)))
+        diffs.sort(reverse=True)
+        d = np.array([x[0] for x in diffs])
+        print(f"{len(d)} (technique, space) pairs: |tune - python| mean {d.mean():.4f}, median {np.median(d):.4f}, "
+              f"max {d.max():.4f}; within 0.01: {np.mean(d < 0.01):.0%}; within 0.02: {np.mean(d < 0.02):.0%}")
+        for x in diffs[:5]:
+            print(f"  largest: {x[1]} {x[2]} {x[3]}: tune {x[4]:.4f}, python {x[5]:.4f} (python's own spread {x[6]:.4f})")
+        # Aggregated per technique (mean over spaces), as the score is reported.
+        agg = defaultdict(lambda: [[], []])
+        for x in diffs:
+            agg[(x[1], x[2])][0].append(x[4])
+            agg[(x[1], x[2])][1].append(x[5])
+        da = np.array([abs(np.mean(a) - np.mean(b)) for a, b in agg.values()])
+        print(f"aggregated per technique ({len(da)}): |tune - python| mean {da.mean():.4f}, max {da.max():.4f}")
 
 
 if __name__ == "__main__":

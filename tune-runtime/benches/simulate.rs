@@ -83,7 +83,13 @@ fn main() {
                 rayon::current_num_threads()
             );
             let path = out(1).unwrap_or_else(|| "tune.jsonl".into());
-            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            // Appended: more techniques can be added to a file by later runs.
+            let file = std::fs::OpenOptions::new()
+                .create(true)
+                .append(true)
+                .open(&path)
+                .unwrap();
+            let mut f = std::io::BufWriter::new(file);
             for r in &all {
                 writeln!(f, "{}", r.to_json()).unwrap();
             }
@@ -104,11 +110,12 @@ fn main() {
             // The same seeds for both tools: only seeds below this (default: all).
             let keep = env_usize("TUNE_SIM_REPORT_SEEDS", usize::MAX) as u64;
             all.retain(|r| r.seed < keep);
-            let md = report_md(&spaces, &all);
+            let (md, csv) = report_md(&spaces, &all);
             print!("{md}");
             if let Some(p) = md_out {
                 std::fs::write(&p, md).unwrap();
-                eprintln!("simulate: wrote {p}");
+                std::fs::write(format!("{p}.scores.csv"), csv).unwrap();
+                eprintln!("simulate: wrote {p} and {p}.scores.csv");
             }
         }
         "meta" => {
@@ -130,7 +137,8 @@ fn main() {
     }
 }
 
-fn report_md(spaces: &[runs::Space], all: &[runs::Run]) -> String {
+/// The markdown report, and the score of every (tool, technique, space) as CSV.
+fn report_md(spaces: &[runs::Space], all: &[runs::Run]) -> (String, String) {
     use std::fmt::Write as _;
     let st = report::stats(spaces);
     let g = runs::group(all);
@@ -165,7 +173,8 @@ fn report_md(spaces: &[runs::Space], all: &[runs::Run]) -> String {
         )
         .unwrap();
     }
-    md.push_str("\n### Per space (fraction at 50 / 100 / 200 / 500 / 1000 evaluations)\n");
+    md.push_str("\n### Per space (fraction at 50 / 100 / 200 / 500 / 1000 evaluations, score)\n");
+    let mut csv = String::from("tool,technique,space,score_rust\n");
     for s in &st {
         writeln!(
             md,
@@ -176,35 +185,34 @@ fn report_md(spaces: &[runs::Space], all: &[runs::Run]) -> String {
         )
         .unwrap();
         let one = std::slice::from_ref(s);
-        let sub: Vec<report::Row> = {
-            let mut keys: Vec<&(String, String)> = g.keys().collect();
-            keys.sort_by_key(|k| (k.0 != "tune", k.1.clone()));
-            keys.into_iter()
-                .map(|k| report::row(&k.0, &k.1, &g[k], one))
-                .collect()
-        };
-        md.push_str(
-            "| tool | technique | 50 | 100 | 200 | 500 | 1000 |\n|---|---|---|---|---|---|---|\n",
-        );
-        for r in sub {
+        let mut keys: Vec<&(String, String)> = g.keys().collect();
+        keys.sort_by_key(|k| (k.0 != "tune", k.1.clone()));
+        md.push_str("| tool | technique | 50 | 100 | 200 | 500 | 1000 | score |\n");
+        md.push_str("|---|---|---|---|---|---|---|---|\n");
+        for k in keys {
+            let r = report::row(&k.0, &k.1, &g[k], one);
             let cells: Vec<String> = r
                 .evals
                 .iter()
                 .map(|s| s.map_or("—".into(), |s| format!("{:.3}", s.mean)))
                 .collect();
+            let score = r.score.map_or("—".into(), |x| format!("{x:.3}"));
+            let tool = if r.tool == "tune" {
+                "tune"
+            } else {
+                "Kernel Tuner"
+            };
             writeln!(
                 md,
-                "| {} | {} | {} |",
-                if r.tool == "tune" {
-                    "tune"
-                } else {
-                    "Kernel Tuner"
-                },
+                "| {tool} | {} | {} | {score} |",
                 r.technique,
                 cells.join(" | ")
             )
             .unwrap();
+            if let Some(x) = r.score {
+                writeln!(csv, "{},{},{},{x:.6}", r.tool, r.technique, s.space.name).unwrap();
+            }
         }
     }
-    md
+    (md, csv)
 }

@@ -74,8 +74,43 @@ pub struct Candidate {
     pub max_budget: usize,
 }
 
+/// Variants compared in the cross-validation beside the built-in techniques: a
+/// model-guided phase (Bayesian optimisation) for part of the budget, then an ensemble.
+pub fn variant(name: &str) -> Option<Candidate> {
+    let (fraction, max, second): (f64, usize, &str) = match name {
+        "bayes>bandit" => (0.25, 100, "bandit"),
+        "bayes>bandit(0.5)" => (0.5, 200, "bandit"),
+        "bayes>bandit(0.1)" => (0.1, 50, "bandit"),
+        "bayes>local" => (0.25, 100, "local"),
+        _ => return None,
+    };
+    let owned = name.to_string();
+    let second: TechniqueKind = second.parse().ok()?;
+    Some(Candidate {
+        name: owned.clone(),
+        build: Box::new(move || {
+            Box::new(
+                tune_runtime::search::Phased::of(
+                    Box::new(tune_runtime::search::Bayes::new()),
+                    second.build(),
+                )
+                .switch(fraction, 10, max)
+                .named(owned.clone()),
+            )
+        }),
+        budget_aware: true,
+        max_budget: 1000,
+    })
+}
+
 /// Every built-in technique but exhaustive search, or the named ones.
 pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
+    if let Some(list) = names {
+        let v: Vec<Candidate> = list.split(',').filter_map(variant).collect();
+        if !v.is_empty() {
+            return v;
+        }
+    }
     let kinds: Vec<TechniqueKind> = match names {
         Some(list) => list.split(',').filter_map(|n| n.parse().ok()).collect(),
         None => TechniqueKind::ALL

@@ -152,6 +152,11 @@ impl Technique for Bandit {
     fn name(&self) -> &str {
         "bandit"
     }
+    fn budget(&mut self, evaluations: u64) {
+        for arm in &mut self.arms {
+            arm.budget(evaluations);
+        }
+    }
     fn init(&mut self, space: &Space, seed: u64) {
         for (k, arm) in self.arms.iter_mut().enumerate() {
             arm.init(space, derive_seed(seed, k as u64));
@@ -197,7 +202,15 @@ impl Technique for Bandit {
         if improved {
             self.best = finite(cost).unwrap_or(self.best);
         }
-        if let Some(a) = self.pending.remove(&index).filter(|&a| a < self.arms.len()) {
+        let proposer = self.pending.remove(&index);
+        if proposer.is_none() {
+            // A result this ensemble did not propose (a start configuration, an earlier
+            // phase): every arm learns from it.
+            for arm in &mut self.arms {
+                arm.tell(space, index, cost);
+            }
+        }
+        if let Some(a) = proposer.filter(|&a| a < self.arms.len()) {
             let h = &mut self.history[a];
             h.push_back(improved);
             if h.len() > self.window {
