@@ -18,6 +18,7 @@ pub struct WarmStart {
     queue: Vec<u128>,
     min: usize,
     max: usize,
+    diversity: usize,
     budget: Option<u64>,
 }
 
@@ -39,8 +40,17 @@ impl WarmStart {
             queue: Vec::new(),
             min: 5,
             max: 10,
+            diversity: 0,
             budget: None,
         }
+    }
+    /// Each prior configuration tried differs from every earlier one in at least this
+    /// many parameters (default 0: simply the best first), so that the tries spread over
+    /// several good regions of the source rather than one.
+    #[must_use]
+    pub fn diversity(mut self, parameters: usize) -> Self {
+        self.diversity = parameters;
+        self
     }
     /// Bounds on the number of prior configurations tried.
     #[must_use]
@@ -65,13 +75,21 @@ impl Technique for WarmStart {
             .budget
             .map_or(self.max, |b| (b as usize / 10).clamp(self.min, self.max));
         let mut q: Vec<u128> = Vec::new();
+        let mut picked: Vec<&Config> = Vec::new();
         for c in &self.prior {
             if q.len() >= n {
                 break;
             }
+            let differs = |p: &&Config| {
+                p.raw().iter().zip(c.raw()).filter(|(a, b)| a != b).count() >= self.diversity
+            };
+            if !picked.iter().all(differs) {
+                continue;
+            }
             if let Some(i) = space.index_of(c) {
                 if !q.contains(&i) {
                     q.push(i);
+                    picked.push(c);
                 }
             }
         }
