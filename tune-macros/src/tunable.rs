@@ -35,7 +35,7 @@ pub const KEYS: [&str; 8] = [
 ];
 
 /// The search techniques that `technique = ..` may name.
-pub const TECHNIQUES: [&str; 11] = [
+pub const TECHNIQUES: [&str; 10] = [
     "exhaustive",
     "random",
     "annealing",
@@ -46,7 +46,6 @@ pub const TECHNIQUES: [&str; 11] = [
     "bandit",
     "bayes",
     "local",
-    "guided",
 ];
 
 /// What the tuning entry point measures.

@@ -62,7 +62,7 @@ fn main() {
         eprintln!(
             "simulate: smoke run (one seed, two techniques); `cargo bench` runs the comparison"
         );
-        let cands = runs::candidates(Some("random,guided"));
+        let cands = runs::candidates(Some("random,bandit"));
         let all = runs::run_all(&spaces[..1], &cands, 1);
         assert!(all.iter().all(|r| r.evals.len() <= r.budget));
         return;

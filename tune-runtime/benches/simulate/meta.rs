@@ -253,13 +253,8 @@ pub fn transfer(spaces: &[Space], seeds: u64) -> String {
     md.push('\n');
     for (p, (t, _, _)) in pairs.iter().enumerate() {
         write!(md, "| {} |", t.name).unwrap();
-        for d in 0..DIVERSITY.len() {
-            write!(
-                md,
-                " {:.3} / {:.3} |",
-                results[p][d][0].mean, results[p][d][1].mean
-            )
-            .unwrap();
+        for r in results[p].iter().take(DIVERSITY.len()) {
+            write!(md, " {:.3} / {:.3} |", r[0].mean, r[1].mean).unwrap();
         }
         md.push('\n');
     }

@@ -124,13 +124,16 @@ pub struct Row {
     pub seeds: usize,
 }
 
+/// Per-seed fractions of one space's runs, or `None` where a budget is not covered.
+type PerSeed<'a> = &'a dyn Fn(&Stats, &[&Run]) -> Option<Vec<f64>>;
+
 pub fn row(
     tool: &str,
     technique: &str,
     per_space: &HashMap<String, Vec<&Run>>,
     st: &[Stats],
 ) -> Row {
-    let over = |f: &dyn Fn(&Stats, &[&Run]) -> Option<Vec<f64>>| -> Option<Stat> {
+    let over = |f: PerSeed| -> Option<Stat> {
         let mut v = Vec::new();
         for s in st {
             let runs = per_space.get(&s.space.name)?;

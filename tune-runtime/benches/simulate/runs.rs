@@ -74,9 +74,24 @@ pub struct Candidate {
     pub max_budget: usize,
 }
 
-/// Variants compared in the cross-validation beside the built-in techniques: a
+/// The variants `run` adds to the built-in techniques.
+pub const VARIANTS: [&str; 5] = [
+    "guided",
+    "bayes>bandit",
+    "bayes>bandit(0.5)",
+    "bayes>bandit(0.1)",
+    "bayes>local",
+];
+
+/// Variants compared in the cross-validation beside the built-in techniques: the
+/// model-guided local search [`Guided`], and a
 /// model-guided phase (Bayesian optimisation) for part of the budget, then an ensemble.
 pub fn variant(name: &str) -> Option<Candidate> {
+    if name == "guided" {
+        let mut g = guided(3, 0.1, None, None);
+        g.name = "guided".into();
+        return Some(g);
+    }
     let (fraction, max, second): (f64, usize, &str) = match name {
         "bayes>bandit" => (0.25, 100, "bandit"),
         "bayes>bandit(0.5)" => (0.5, 200, "bandit"),
@@ -110,6 +125,13 @@ pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
         if !v.is_empty() {
             return v;
         }
+    } else {
+        // Every built-in technique and every variant.
+        let mut all = candidates(Some(
+            "random,annealing,pso,mcmc,genetic,diff_evo,bandit,bayes,local",
+        ));
+        all.extend(VARIANTS.iter().filter_map(|v| variant(v)));
+        return all;
     }
     let kinds: Vec<TechniqueKind> = match names {
         Some(list) => list.split(',').filter_map(|n| n.parse().ok()).collect(),
@@ -123,7 +145,7 @@ pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
         .map(|k| Candidate {
             name: k.name().to_string(),
             build: Box::new(move || k.build()),
-            budget_aware: k == TechniqueKind::Guided,
+            budget_aware: false,
             max_budget: if k == TechniqueKind::Bayes { 500 } else { 1000 },
         })
         .collect()

@@ -213,9 +213,7 @@ impl SpaceStats {
             // Widen a range too short to be one. The package caps the widened end by the
             // optimum's cost (its `cutoff_point(1.0)[0]`); kept as it is, to agree with it.
             let widened = if start == 0 { end + 2.0 } else { end + 1.0 };
-            if start > 0 {
-                start -= 1;
-            }
+            start = start.saturating_sub(1);
             end = widened.min(self.optimum());
         }
         if end == start as f64 {

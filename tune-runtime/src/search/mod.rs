@@ -163,13 +163,11 @@ pub enum TechniqueKind {
     Bayes,
     /// [`LocalSearch`]: iterated local search.
     Local,
-    /// [`Guided`]: model-guided iterated local search that plans with the budget.
-    Guided,
 }
 
 impl TechniqueKind {
     /// Every built-in technique.
-    pub const ALL: [TechniqueKind; 11] = [
+    pub const ALL: [TechniqueKind; 10] = [
         TechniqueKind::Exhaustive,
         TechniqueKind::Random,
         TechniqueKind::Annealing,
@@ -180,7 +178,6 @@ impl TechniqueKind {
         TechniqueKind::Bandit,
         TechniqueKind::Bayes,
         TechniqueKind::Local,
-        TechniqueKind::Guided,
     ];
 
     /// The name it is selected by, e.g. `"annealing"`.
@@ -196,7 +193,6 @@ impl TechniqueKind {
             TechniqueKind::Bandit => "bandit",
             TechniqueKind::Bayes => "bayes",
             TechniqueKind::Local => "local",
-            TechniqueKind::Guided => "guided",
         }
     }
 
@@ -213,7 +209,6 @@ impl TechniqueKind {
             TechniqueKind::Bandit => Box::new(Bandit::new()),
             TechniqueKind::Bayes => Box::new(Bayes::new()),
             TechniqueKind::Local => Box::new(LocalSearch::new()),
-            TechniqueKind::Guided => Box::new(Guided::new()),
         }
     }
 }
@@ -251,7 +246,7 @@ impl FromStr for TechniqueKind {
 }
 
 /// A built-in technique by name (`"exhaustive"`, `"random"`, `"annealing"`, `"pso"`,
-/// `"mcmc"`, `"genetic"`, `"diff_evo"`, `"bandit"`, `"bayes"`, `"local"`, `"guided"`; Kernel Tuner's
+/// `"mcmc"`, `"genetic"`, `"diff_evo"`, `"bandit"`, `"bayes"`, `"local"`; Kernel Tuner's
 /// names such as `"simulated_annealing"` are accepted too).
 ///
 /// # Errors
