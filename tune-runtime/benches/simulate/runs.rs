@@ -75,8 +75,10 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 5] = [
+pub const VARIANTS: [&str; 7] = [
     "guided",
+    "bandit(4 arms)",
+    "bandit(4 arms)+bayes",
     "bayes>bandit",
     "bayes>bandit(0.5)",
     "bayes>bandit(0.1)",
@@ -91,6 +93,52 @@ pub fn variant(name: &str) -> Option<Candidate> {
         let mut g = guided(3, 0.1, None, None);
         g.name = "guided".into();
         return Some(g);
+    }
+    if name == "bandit(4 arms)" {
+        // The previous default ensemble, without the `Guided` arm.
+        return Some(Candidate {
+            name: name.into(),
+            build: Box::new(|| {
+                use tune_runtime::search::{Annealing, Bandit, Genetic, LocalSearch};
+                Box::new(Bandit::with_arms(vec![
+                    Box::new(LocalSearch::new().initial(0)),
+                    Box::new(LocalSearch::new().initial(0).kick(2)),
+                    Box::new(Genetic::new()),
+                    Box::new(Annealing::new()),
+                ]))
+            }),
+            budget_aware: false,
+            max_budget: 1000,
+        });
+    }
+    if let Some(extra) = name.strip_prefix("bandit(4 arms)+") {
+        // The previous default ensemble with one more arm (`+guided` is today's default).
+        let extra: String = extra.into();
+        let known = ["bayes", "guided"];
+        if !known.contains(&extra.as_str()) {
+            return None;
+        }
+        let budget_aware = extra == "guided";
+        return Some(Candidate {
+            name: name.into(),
+            build: Box::new(move || {
+                use tune_runtime::search::{Annealing, Bandit, Bayes, Genetic, LocalSearch};
+                let arm: Box<dyn Technique> = if extra == "bayes" {
+                    Box::new(Bayes::new())
+                } else {
+                    Box::new(Guided::new())
+                };
+                Box::new(Bandit::with_arms(vec![
+                    Box::new(LocalSearch::new().initial(0)),
+                    Box::new(LocalSearch::new().initial(0).kick(2)),
+                    Box::new(Genetic::new()),
+                    Box::new(Annealing::new()),
+                    arm,
+                ]))
+            }),
+            budget_aware,
+            max_budget: 1000,
+        });
     }
     let (fraction, max, second): (f64, usize, &str) = match name {
         "bayes>bandit" => (0.25, 100, "bandit"),
@@ -145,7 +193,8 @@ pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
         .map(|k| Candidate {
             name: k.name().to_string(),
             build: Box::new(move || k.build()),
-            budget_aware: false,
+            // The default bandit has a budget-aware arm (`Guided`).
+            budget_aware: k == TechniqueKind::Bandit,
             max_budget: if k == TechniqueKind::Bayes { 500 } else { 1000 },
         })
         .collect()

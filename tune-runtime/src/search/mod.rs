@@ -6,8 +6,10 @@
 //! The techniques here avoid proposing an index twice where it is cheap to.
 //!
 //! The default, [`Bandit`], shares the budget among two iterated local searches, a genetic
-//! algorithm and simulated annealing; `bench/simulate/RESULTS.md` compares every technique
-//! with Kernel Tuner's strategies on recorded spaces. [`Bayes`] suits expensive evaluations
+//! algorithm, simulated annealing and the model-guided local search [`Guided`] (the arm set
+//! chosen by cross-validation); `bench/simulate/RESULTS.md` compares every technique with
+//! Kernel Tuner's strategies on recorded spaces. Techniques may plan with the budget
+//! ([`Technique::budget`]); [`Phased`] and [`WarmStart`] combine techniques. [`Bayes`] suits expensive evaluations
 //! (each of its steps costs milliseconds).
 //!
 //! Every technique is seeded by [`Technique::init`]: the same seed and the same answers give
