@@ -193,6 +193,13 @@ def main():
               f"max {d.max():.4f}; within 0.01: {np.mean(d < 0.01):.0%}; within 0.02: {np.mean(d < 0.02):.0%}")
         for x in diffs[:5]:
             print(f"  largest: {x[1]} {x[2]} {x[3]}: tune {x[4]:.4f}, python {x[5]:.4f} (python's own spread {x[6]:.4f})")
+        per_space = defaultdict(list)
+        for x in diffs:
+            per_space[x[3]].append((x[0], x[6]))
+        for space, v in sorted(per_space.items()):
+            dv = np.array([a for a, _ in v])
+            print(f"  {space}: |tune - python| mean {dv.mean():.4f}, max {dv.max():.4f}; "
+                  f"python's own spread over bagging seeds: mean {np.mean([b for _, b in v]):.4f}")
         # Aggregated per technique (mean over spaces), as the score is reported.
         agg = defaultdict(lambda: [[], []])
         for x in diffs:
