@@ -210,6 +210,18 @@ def main():
                 else:
                     runs = [max(budgets)]
                 jobs.extend((p, rel, s, b, seed) for b in runs)
+    # Runs already in the output (an interrupted run is resumed, not repeated).
+    if os.path.exists(args.out):
+        have = set()
+        with open(args.out) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by the interruption
+                have.add((r["space"], r["technique"], r["budget"], r["seed"]))
+        jobs = [j for j in jobs if (j[1], j[2], j[3], j[4]) not in have]
+        print(f"kernel_tuner: {len(have)} runs already in {args.out}", file=sys.stderr)
     t0 = time.time()
     done = 0
     # Seeds in order, so that an interrupted run leaves complete seeds behind.
