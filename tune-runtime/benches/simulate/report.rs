@@ -350,13 +350,20 @@ pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str) -> (String, Option<St
     };
     // Held-out per-space stats of the technique chosen without that space's fold.
     let mut held: Vec<Vec<Stat>> = vec![Vec::new(); BUDGETS.len()];
+    let mut held_scores: Vec<f64> = Vec::new();
     let mut md =
         format!("Folds by {by}:\n\n| held out | spaces | chosen on the rest |\n|---|---|---|\n");
     for (name, test) in &folds {
         let train: Vec<&Stats> = st.iter().filter(|s| label(s) != *name).collect();
         let Some(pick) = choose(&train) else { continue };
         writeln!(md, "| {name} | {} | `{pick}` |", test.len()).unwrap();
-        let runs = &g[&("tune".to_string(), pick)];
+        let runs = &g[&("tune".to_string(), pick.clone())];
+        for s in test {
+            let one = std::slice::from_ref(*s);
+            if let Some(x) = row("tune", &pick, runs, one).score {
+                held_scores.push(x);
+            }
+        }
         for (k, &b) in BUDGETS.iter().enumerate() {
             for s in test {
                 if let Some(v) = runs
@@ -379,6 +386,15 @@ pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str) -> (String, Option<St
         write!(md, " {} |", cell(&Some(geomean(h)))).unwrap();
     }
     md.push('\n');
+    if held_scores.len() == st.len() {
+        writeln!(
+            md,
+            "\nCross-validated methodology score: {:.3} (each space scored with the technique \
+             chosen without its fold).",
+            score::aggregate(&held_scores)
+        )
+        .unwrap();
+    }
     let all: Vec<&Stats> = st.iter().collect();
     (md, choose(&all))
 }
