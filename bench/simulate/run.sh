@@ -9,7 +9,7 @@
 #
 # Environment: TUNE_SIM_DATA (default ../shared/data/tuning-caches/benchmark_hub beside the
 # repository), SEEDS (both tools, default 20), KT_JOBS (default 2), TUNE_META_SECONDS
-# (CPU seconds of hyper-parameter search per training fold, default 600).
+# (CPU seconds of hyper-parameter search per training fold, default 600; RESULTS.md used 300).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
