@@ -1,18 +1,24 @@
 #!/usr/bin/env python3
-"""Runs Kernel Tuner 1.5.0's search strategies in simulation mode on recorded spaces
-(Kernel Tuner cache files) and reports the mean fraction of the optimum reached (true best
-time / best time found; 1.0 = optimum) after 50, 100, 200, 500 and 1000 evaluations, in the
-same CSV format as tune's bench (`cargo bench -p tune-runtime --bench simulate`).
+"""Runs Kernel Tuner's search strategies in simulation mode on recorded spaces (Kernel Tuner
+cache files) and writes one trajectory per run as JSON lines, the format tune's bench
+writes (`cargo bench -p tune-runtime --bench simulate -- trajectories ...`):
 
-The space of each file is exactly the set of recorded configurations, failed ones included
-(a failure counts as an evaluation), as in tune's simulation. Each strategy runs once per
-budget with `max_fevals = budget`, with Python's and NumPy's random generators seeded.
+    {"tool": "kernel_tuner", "technique": S, "space": REL_PATH, "seed": N, "budget": B,
+     "evals": [[time_ms or null, charged_ms], ...]}
 
-usage: run_kernel_tuner.py DATA_DIR OUT.csv [--seeds N] [--slow-seeds N] [--slow-max-budget B]
-                           [--jobs J] [--strategies a,b,...]
+`evals` lists the distinct configurations in the order they were first evaluated (failures
+included, as `null`), with the recorded `compile_time + verification_time + benchmark_time`
+each one costs on the simulated clock (what Kernel Tuner's simulation runner charges).
+`budget` is the `max_fevals` the run was given.
 
-bayes_opt takes minutes per run at large budgets: it runs with --slow-seeds seeds and only
-for budgets up to --slow-max-budget.
+Strategies whose behaviour does not depend on the budget run once per seed with the largest
+budget; every smaller budget is read from the start of that trajectory. Budget-aware ones
+(`simulated_annealing` scales its schedule to `max_fevals`) run once per budget.
+
+usage: run_kernel_tuner.py DATA_DIR OUT.jsonl [--seeds N] [--first-seed S] [--jobs J]
+                           [--strategies a,b,...] [--budgets 50,100,...] [--files a,b]
+
+The output is appended to, so seeds can be added by later calls (--first-seed).
 """
 
 import argparse
@@ -27,6 +33,8 @@ import time
 import warnings
 
 BUDGETS = [50, 100, 200, 500, 1000]
+# Every strategy of Kernel Tuner 1.5.0 that needs no optional package (skopt and
+# pyatf_strategies need scikit-optimize / pyatf) and is a search (not brute_force).
 STRATEGIES = [
     "random_sample",
     "genetic_algorithm",
@@ -34,18 +42,28 @@ STRATEGIES = [
     "pso",
     "firefly_algorithm",
     "greedy_ils",
+    "greedy_mls",
+    "ordered_greedy_mls",
     "mls",
     "diff_evo",
     "dual_annealing",
     "basinhopping",
+    "minimize",
+    "hybrid_vndx",
+    "adaptive_tabu_greywolf",
     "bayes_opt",
 ]
+# Strategies that plan with `max_fevals`: one run per budget.
+BUDGET_AWARE = {"simulated_annealing"}
+# Seconds to minutes per run at large budgets (a model refitted on every evaluation): only
+# up to this budget.
+SLOW = {"bayes_opt": 100, "hybrid_vndx": 200}
 
 _loaded = {}
 
 
 def load(path):
-    """The cache as a dict, a decompressed copy Kernel Tuner can read, and the optimum."""
+    """The cache as a dict, a decompressed copy Kernel Tuner can read, and the recorded set."""
     if path in _loaded:
         return _loaded[path]
     opener = gzip.open if path.endswith(".gz") else open
@@ -54,10 +72,16 @@ def load(path):
     fd, copy = tempfile.mkstemp(suffix=".json", prefix="kt_sim_")
     with os.fdopen(fd, "w") as f:
         json.dump(doc, f)
-    times = [r["time"] for r in doc["cache"].values() if isinstance(r.get("time"), (int, float))]
     keys = doc["tune_params_keys"]
-    recorded = set(tuple(r[k] for k in keys) for r in doc["cache"].values())
-    _loaded[path] = (doc, copy, min(times), recorded)
+    recorded = {}
+    for r in doc["cache"].values():
+        charged = sum(
+            float(r.get(k) or 0.0) if isinstance(r.get(k), (int, float)) else 0.0
+            for k in ("compile_time", "verification_time", "benchmark_time")
+        )
+        t = r.get("time")
+        recorded[tuple(r[k] for k in keys)] = (t if isinstance(t, (int, float)) else None, charged)
+    _loaded[path] = (doc, copy, recorded)
     return _loaded[path]
 
 
@@ -83,12 +107,12 @@ def patch_kernel_tuner():
 
 
 def run_one(job):
-    path, strategy, budget, seed = job
+    path, rel, strategy, budget, seed = job
     import numpy as np
     from constraint import FunctionConstraint
     from kernel_tuner import tune_kernel
 
-    doc, copy, optimum, recorded = load(path)
+    doc, copy, recorded = load(path)
     keys = doc["tune_params_keys"]
     patch_kernel_tuner()
 
@@ -99,6 +123,10 @@ def run_one(job):
     np.random.seed(seed)
     size = doc["problem_size"]
     size = tuple(size) if isinstance(size, list) else (size,)
+    # Every strategy with its default options, stopped by Kernel Tuner's own criterion
+    # (`max_fevals`: distinct configurations). The two generated strategies' `budget` option
+    # counts repeated proposals too and stays at its default (5000), as a user runs them.
+    options = {"max_fevals": budget}
     t0 = time.time()
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
@@ -113,40 +141,47 @@ def run_one(job):
                 cache=copy,
                 simulation_mode=True,
                 strategy=strategy,
-                strategy_options={"max_fevals": budget},
+                strategy_options=options,
                 quiet=True,
                 verbose=False,
             )
         except Exception as e:  # a strategy that crashes scores what it has (nothing)
-            print(f"{strategy} on {path} (budget {budget}, seed {seed}) failed: {e!r}", file=sys.stderr)
+            print(f"{strategy} on {rel} (budget {budget}, seed {seed}) failed: {e!r}", file=sys.stderr)
             results = []
     secs = time.time() - t0
     seen = set()
-    best = None
+    evals = []
     for r in results:
         key = tuple(r.get(k) for k in keys)
-        if key in seen:
+        if key in seen or key not in recorded:
             continue
         if len(seen) >= budget:
             break
         seen.add(key)
-        t = r.get("time")
-        if isinstance(t, (int, float)) and "__error__" not in r and (best is None or t < best):
-            best = t
-    frac = optimum / best if best else 0.0
-    return (path, strategy, budget, seed, min(frac, 1.0), secs)
+        evals.append(list(recorded[key]))
+    return {
+        "tool": "kernel_tuner",
+        "technique": strategy,
+        "space": rel,
+        "seed": seed,
+        "budget": budget,
+        "wall_s": round(secs, 3),
+        "evals": evals,
+    }
 
 
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("data")
     ap.add_argument("out")
-    ap.add_argument("--seeds", type=int, default=5)
-    ap.add_argument("--slow-seeds", type=int, default=None, help="seeds for bayes_opt")
-    ap.add_argument("--slow-max-budget", type=int, default=100, help="largest budget for bayes_opt")
+    ap.add_argument("--seeds", type=int, default=20)
+    ap.add_argument("--first-seed", type=int, default=0)
     ap.add_argument("--jobs", type=int, default=2)
     ap.add_argument("--strategies", default=",".join(STRATEGIES))
+    ap.add_argument("--budgets", default=",".join(map(str, BUDGETS)))
+    ap.add_argument("--files", default="", help="comma-separated paths relative to DATA")
     args = ap.parse_args()
+    budgets = [int(b) for b in args.budgets.split(",")]
     files = []
     for root, _, names in os.walk(args.data):
         for n in sorted(names):
@@ -156,44 +191,48 @@ def main():
                 with opener(p, "rt") as f:
                     head = json.load(f)
                 if "tune_params" in head and "cache" in head:
-                    files.append(p)
+                    files.append((p, os.path.relpath(p, args.data)))
                 else:
                     print(f"skipping {p}: not a Kernel Tuner cache file", file=sys.stderr)
+    if args.files:
+        wanted = set(args.files.split(","))
+        files = [f for f in files if f[1] in wanted]
     files.sort()
     strategies = args.strategies.split(",")
-    slow = args.slow_seeds if args.slow_seeds is not None else args.seeds
-    jobs = [
-        (f, s, b, seed)
-        for f in files
-        for s in strategies
-        for b in BUDGETS
-        for seed in range(slow if s == "bayes_opt" else args.seeds)
-        if s != "bayes_opt" or b <= args.slow_max_budget
-    ]
-    # Longest first, for a better spread over the workers.
-    jobs.sort(key=lambda j: -j[2])
+    jobs = []
+    for seed in range(args.first_seed, args.first_seed + args.seeds):
+        for p, rel in files:
+            for s in strategies:
+                if s in BUDGET_AWARE:
+                    runs = budgets
+                elif s in SLOW:
+                    runs = [min(max(budgets), SLOW[s])]
+                else:
+                    runs = [max(budgets)]
+                jobs.extend((p, rel, s, b, seed) for b in runs)
+    # Runs already in the output (an interrupted run is resumed, not repeated).
+    if os.path.exists(args.out):
+        have = set()
+        with open(args.out) as f:
+            for line in f:
+                try:
+                    r = json.loads(line)
+                except ValueError:
+                    continue  # a line cut short by the interruption
+                have.add((r["space"], r["technique"], r["budget"], r["seed"]))
+        jobs = [j for j in jobs if (j[1], j[2], j[3], j[4]) not in have]
+        print(f"kernel_tuner: {len(have)} runs already in {args.out}", file=sys.stderr)
     t0 = time.time()
-    with mp.Pool(args.jobs) as pool:
-        out = pool.map(run_one, jobs, chunksize=1)
-    wall = time.time() - t0
-    agg = {}
-    for path, s, b, seed, frac, secs in out:
-        a = agg.setdefault((path, s, b), [0.0, 0, 0.0])
-        a[0] += frac
-        a[1] += 1
-        a[2] += secs
-    with open(args.out, "w") as f:
-        f.write("tool,technique,space,budget,mean_fraction,seeds,wall_s\n")
-        for (path, s, b), (tot, n, secs) in sorted(agg.items()):
-            rel = os.path.relpath(path, args.data)
-            f.write(f"kernel_tuner,{s},{rel},{b},{tot / n:.6f},{n},{wall:.1f}\n")
-    print(f"kernel_tuner: {len(jobs)} runs in {wall:.1f} s; wrote {args.out}", file=sys.stderr)
-    for s in strategies:
-        per = []
-        for b in BUDGETS:
-            v = [a[0] / a[1] for (p, s2, b2), a in agg.items() if s2 == s and b2 == b]
-            per.append(f"{sum(v) / len(v):.3f}" if len(v) == len(files) else "-")
-        print(s, " ".join(per), file=sys.stderr)
+    done = 0
+    # Seeds in order, so that an interrupted run leaves complete seeds behind.
+    with mp.Pool(args.jobs) as pool, open(args.out, "a") as out:
+        for r in pool.imap(run_one, jobs, chunksize=1):
+            out.write(json.dumps(r, separators=(",", ":")) + "\n")
+            out.flush()
+            done += 1
+            if done % 50 == 0:
+                print(f"kernel_tuner: {done}/{len(jobs)} runs, {time.time() - t0:.0f} s", file=sys.stderr)
+    print(f"kernel_tuner: {len(jobs)} runs in {time.time() - t0:.1f} s; wrote {args.out}", file=sys.stderr)
 
 
 if __name__ == "__main__":

@@ -1,15 +1,16 @@
 //! `tune sim` and `tune score`: search techniques on recorded brute-force spaces.
 //!
-//! `tune score` is a thin call of `simulate::replay`, averaged as `bench/simulate` does; it
-//! will call the library's performance score once that exists.
+//! Both drive the real [`Tuner`] over a [`Recording`]'s evaluator; `tune score` reports what
+//! `bench/simulate` reports, at a scale for the shell.
 
 use std::path::PathBuf;
 use std::time::Duration;
 
 use tune_runtime::abort::Evaluations;
 use tune_runtime::results::Record;
+use tune_runtime::score::{self, Settings, Trace};
 use tune_runtime::search::TechniqueKind;
-use tune_runtime::simulate::{replay, Recording, SimulatedEvaluator};
+use tune_runtime::simulate::{Recording, SimulatedEvaluator};
 use tune_runtime::space::{Config, Space};
 use tune_runtime::{Evaluator, Failure, Measured, Tuner};
 
@@ -146,7 +147,22 @@ pub struct ScoreArgs {
     pub seeds: u64,
 }
 
-/// `tune score`.
+/// One run of `kind` on a recording through the real tuner: its trace (simulated clock,
+/// recorded milliseconds).
+fn trace(rec: &Recording, kind: TechniqueKind, seed: u64, budget: u64) -> Trace {
+    let run = Tuner::new(rec.space().clone(), rec.evaluator())
+        .technique(kind.build())
+        .seed(seed)
+        .abort(Evaluations(budget))
+        .progress(false)
+        .run();
+    // A run that found nothing valid is a trace of failures.
+    run.map_or_else(|_| Trace::default(), |r| Trace::from_records(&r.records))
+}
+
+/// `tune score`: every technique run through the real tuner on every recording; the mean
+/// fraction of the optimum after N evaluations and the methodology score
+/// ([`tune_runtime::score`]).
 pub fn score(a: &ScoreArgs) -> Res {
     let kinds: Vec<TechniqueKind> = if a.techniques.is_empty() {
         TechniqueKind::ALL
@@ -169,18 +185,15 @@ pub fn score(a: &ScoreArgs) -> Res {
     let mut recs = Vec::new();
     for p in &a.caches {
         let r = Recording::open(p)?;
-        if r.true_best().is_none() {
-            return Err(format!(
-                "{}: no configuration succeeded; nothing to compare against",
-                p.display()
-            )
-            .into());
-        }
-        recs.push(r);
+        let stats = r
+            .score_stats()
+            .map_err(|e| format!("{}: {e}", p.display()))?;
+        recs.push((r, stats));
     }
     println!(
         "Mean fraction of the optimum (true best / best found; 1 = optimum) after N evaluations, \
-         over {} space(s) and {} seed(s) each.\n",
+         and the methodology score (autotuning_methodology: 0 = random search, 1 = the optimum \
+         at once), over {} space(s) and {} seed(s) each, runs of up to {max} evaluations.\n",
         recs.len(),
         a.seeds
     );
@@ -190,21 +203,33 @@ pub fn score(a: &ScoreArgs) -> Res {
         header.push_str(&format!(" {b} |"));
         rule.push_str("---|");
     }
-    println!("{header}\n{rule}");
+    println!("{header} score |\n{rule}---|");
+    let settings = Settings::default();
     for kind in kinds {
         let mut sums = vec![0.0; budgets.len()];
-        for rec in &recs {
-            for seed in 0..a.seeds {
-                let mut t = kind.build();
-                let r = replay(rec, &mut t, seed, max);
+        let mut scores = Vec::new();
+        for (rec, stats) in &recs {
+            let runs: Vec<Trace> = (0..a.seeds)
+                .map(|seed| trace(rec, kind, seed, max as u64))
+                .collect();
+            for run in &runs {
                 for (s, &b) in sums.iter_mut().zip(&budgets) {
-                    *s += rec.fraction_of_optimum(r.best_within(b));
+                    *s += rec.fraction_of_optimum(run.best_after(b));
                 }
+            }
+            // A time range too short to score (every run is one evaluation long) is left out.
+            if let Ok(p) = score::score(stats, &runs, &settings) {
+                scores.push(p);
             }
         }
         let n = (recs.len() as u64 * a.seeds).max(1) as f64;
         let cells: Vec<String> = sums.iter().map(|s| format!(" {:.3} |", s / n)).collect();
-        println!("| {kind} |{}", cells.concat());
+        let p = if scores.is_empty() {
+            " - |".to_string()
+        } else {
+            format!(" {:.3} |", score::aggregate(&scores))
+        };
+        println!("| {kind} |{}{p}", cells.concat());
     }
     Ok(())
 }

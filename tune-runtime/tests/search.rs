@@ -233,3 +233,144 @@ fn huge_spaces_are_searched_without_enumerating_them() {
         }
     }
 }
+
+/// Records the budget hint it is given.
+struct Hinted {
+    inner: Box<dyn Technique>,
+    hint: std::sync::Arc<std::sync::Mutex<Option<u64>>>,
+}
+
+impl Technique for Hinted {
+    fn name(&self) -> &str {
+        "hinted"
+    }
+    fn init(&mut self, space: &Space, seed: u64) {
+        self.inner.init(space, seed)
+    }
+    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
+        self.inner.ask(space, n)
+    }
+    fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
+        self.inner.tell(space, index, cost)
+    }
+    fn budget(&mut self, evaluations: u64) {
+        *self.hint.lock().unwrap() = Some(evaluations);
+    }
+}
+
+#[test]
+fn the_tuner_hands_the_evaluation_budget_to_the_technique() {
+    use std::time::Duration;
+    use tune_runtime::abort::{Elapsed, Evaluations};
+    use tune_runtime::evaluate::closure::Closure;
+    use tune_runtime::tuner::Tuner;
+    let s = space();
+    let eval = |s: Space| {
+        Closure::new(move |c: &tune_runtime::Config| {
+            cost(&s, s.index_of(c).unwrap()).ok_or(tune_runtime::Failure::Other("x13".into()))
+        })
+    };
+    for (abort, want) in [
+        (
+            Box::new(Evaluations(37) | Elapsed(Duration::from_secs(60)))
+                as Box<dyn tune_runtime::abort::AbortCondition>,
+            Some(37),
+        ),
+        (Box::new(Elapsed(Duration::from_secs(60))), None),
+    ] {
+        let hint = std::sync::Arc::new(std::sync::Mutex::new(None));
+        let t = Hinted {
+            inner: TechniqueKind::Random.build(),
+            hint: hint.clone(),
+        };
+        Tuner::new(s.clone(), eval(s.clone()))
+            .technique(t)
+            .abort(abort)
+            .progress(false)
+            .run()
+            .unwrap();
+        assert_eq!(*hint.lock().unwrap(), want);
+    }
+}
+
+#[test]
+fn guided_finds_the_optimum_within_its_budget_and_only_proposes_valid_configurations() {
+    let s = space();
+    for seed in 0..5 {
+        let mut t = tune_runtime::search::Guided::new();
+        t.budget(120);
+        let asked = drive(&mut t, &s, seed, 120, 1);
+        assert_eq!(asked.len(), 120);
+        let distinct: HashSet<u128> = asked.iter().copied().collect();
+        assert_eq!(distinct.len(), asked.len(), "no repeats");
+        assert!(asked.iter().all(|&i| i < s.len()));
+        let best = asked
+            .iter()
+            .filter_map(|&i| cost(&s, i))
+            .fold(f64::INFINITY, f64::min);
+        assert_eq!(best, 1.0, "seed {seed}");
+    }
+}
+
+#[test]
+fn a_warm_start_measures_the_prior_first_then_the_inner_technique() {
+    let s = space();
+    let prior: Vec<_> = [5u128, 9, 2, 40, 7, 11]
+        .iter()
+        .map(|&i| s.get(i).unwrap())
+        .collect();
+    let mut t = tune_runtime::search::WarmStart::new(TechniqueKind::Random.build(), prior);
+    t.budget(50); // a tenth of 50 is 5 prior configurations
+    let asked = drive(&mut t, &s, 3, 20, 2);
+    assert_eq!(&asked[..5], &[5, 9, 2, 40, 7]);
+    assert_eq!(asked.len(), 20);
+}
+
+#[test]
+fn the_bandit_arms_learn_results_it_did_not_propose() {
+    use tune_runtime::search::{Bandit, LocalSearch};
+    // A result handed in from outside (a start configuration, an earlier phase): the local
+    // search arm climbs from it, so the next proposal is one of its neighbours (one
+    // parameter changed).
+    let s = SpaceBuilder::new()
+        .param(Param::<u32>::range("A", 0..60))
+        .param(Param::<u32>::range("B", 0..60))
+        .build()
+        .unwrap();
+    let given = s
+        .index_of(
+            &s.config_from_values([
+                ("A", tune_runtime::Value::Int(25)),
+                ("B", tune_runtime::Value::Int(31)),
+            ])
+            .unwrap(),
+        )
+        .unwrap();
+    for seed in 0..10 {
+        let mut t = Bandit::with_arms(vec![Box::new(LocalSearch::new().initial(0))]);
+        t.init(&s, seed);
+        t.tell(&s, given, Some(1.0));
+        let next = s.get(t.ask(&s, 1)[0]).unwrap();
+        let (a, b) = (next.get::<u32>(0), next.get::<u32>(1));
+        assert!(
+            a == 25 || b == 31,
+            "seed {seed}: ({a}, {b}) is not a neighbour"
+        );
+    }
+}
+
+#[test]
+fn phased_hands_over_after_its_share_of_the_budget() {
+    use tune_runtime::search::Phased;
+    let s = space();
+    let mut t =
+        Phased::of(TechniqueKind::Random.build(), TechniqueKind::Local.build()).switch(0.2, 5, 50);
+    t.budget(100); // 20 from the first
+    let asked = drive(&mut t, &s, 1, 100, 1);
+    assert_eq!(asked.len(), 100);
+    let best = asked
+        .iter()
+        .filter_map(|&i| cost(&s, i))
+        .fold(f64::INFINITY, f64::min);
+    assert_eq!(best, 1.0);
+}

@@ -1,11 +1,13 @@
-//! Simulation mode: reading Kernel Tuner cache files and replaying them.
+//! Simulation mode: reading Kernel Tuner cache files and tuning against them.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::io::Write;
 use std::time::Duration;
 
+use tune_runtime::abort::{Elapsed, Evaluations};
 use tune_runtime::search::{Exhaustive, TechniqueKind};
-use tune_runtime::simulate::{replay, Recording};
+use tune_runtime::simulate::Recording;
+use tune_runtime::tuner::Tuner;
 use tune_runtime::{Error, Evaluator, Failure, Value};
 
 const DATA: &str = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
@@ -127,16 +129,124 @@ fn the_evaluator_answers_from_the_recording() {
 }
 
 #[test]
-fn replay_counts_distinct_evaluations_and_charges_recorded_time() {
+fn the_tuner_counts_distinct_evaluations_and_charges_recorded_time() {
     let rec = Recording::from_json(SMALL, "small").unwrap();
-    let r = replay(&rec, &mut Exhaustive::new(), 0, 100);
-    assert_eq!(r.best_after.len(), 5);
-    assert_eq!(r.best_within(100), Some(1.5));
-    assert_eq!(r.charged, Duration::from_millis(120 + 50 + 11 + 50));
+    let run = Tuner::new(rec.space().clone(), rec.evaluator())
+        .technique(Exhaustive::new())
+        .progress(false)
+        .run()
+        .unwrap();
+    assert_eq!(run.evaluations, 5);
+    assert_eq!(run.best.scalar, 1.5);
+    assert!(run.simulated);
+    assert_eq!(run.elapsed, Duration::from_millis(120 + 50 + 11 + 50));
+    // Every technique spends an exact budget of distinct evaluations.
+    // (Three failures are a run without a result: the log still shows what it spent.)
+    let dir = tempfile::tempdir().unwrap();
     for k in TechniqueKind::ALL {
-        let r = replay(&rec, &mut k.build(), 9, 3);
-        assert_eq!(r.best_after.len(), 3, "{k}");
+        let log = dir.path().join(format!("{k}.jsonl"));
+        let run = Tuner::new(rec.space().clone(), rec.evaluator())
+            .technique(k.build())
+            .abort(Evaluations(3))
+            .seed(9)
+            .log(&log)
+            .progress(false)
+            .run();
+        match run {
+            Ok(r) => assert_eq!(r.evaluations, 3, "{k}"),
+            Err(e) => assert!(
+                matches!(
+                    e,
+                    tune_runtime::Error::NoValidConfiguration { evaluated: 3, .. }
+                ),
+                "{k}: {e}"
+            ),
+        }
+        let records = tune_runtime::results::log::read(&log).unwrap();
+        let distinct: std::collections::HashSet<u128> = records.iter().map(|r| r.index).collect();
+        assert_eq!((records.len(), distinct.len()), (3, 3), "{k}");
     }
+}
+
+#[test]
+fn a_time_budget_stops_on_the_simulated_clock() {
+    let rec = Recording::from_json(SMALL, "small").unwrap();
+    let run = Tuner::new(rec.space().clone(), rec.evaluator())
+        .technique(Exhaustive::new())
+        .abort(Elapsed(Duration::from_millis(100)))
+        .progress(false)
+        .run();
+    // Index order: the first configuration alone costs 120 ms (or a failure first): the
+    // run stops as soon as the clock passes 100 ms.
+    match run {
+        Ok(run) => assert!(run.evaluations < 5 && run.elapsed >= Duration::from_millis(100)),
+        Err(e) => assert!(matches!(e, Error::NoValidConfiguration { .. }), "{e}"),
+    }
+}
+
+/// A cache entry: parameters, time and recorded compile time (ms).
+fn entry(params: &str, time: &str, compile: &str) -> String {
+    format!(
+        r#"{{{params}, "time": {time}, "compile_time": {compile}, "verification_time": 0, "benchmark_time": 1}}"#
+    )
+}
+
+#[test]
+fn an_overflowing_or_negative_recorded_time_is_an_error_not_a_panic() {
+    for (compile, time) in [
+        ("1e300", "1.0"),
+        ("-5", "1.0"),
+        ("1", "-2.0"),
+        ("1.7e308", "1.0"),
+    ] {
+        let text = format!(
+            r#"{{"tune_params_keys": ["a"], "tune_params": {{"a": [1, 2]}}, "cache": {{
+                "1": {},
+                "2": {} }} }}"#,
+            entry(r#""a": 1"#, "1.0", "1"),
+            entry(r#""a": 2"#, time, compile)
+        );
+        let e = Recording::from_json(&text, "big.json").unwrap_err();
+        assert!(matches!(e, Error::Format { .. }), "{e}");
+        let msg = e.to_string();
+        assert!(msg.contains("entry `2`"), "{msg}");
+    }
+}
+
+#[test]
+fn entries_that_collapse_onto_one_configuration_with_different_results_are_an_error() {
+    // `b` is tuned (it is in `tune_params` and in every entry) but `tune_params_keys` omits
+    // it: the four entries map to two configurations of `a`, with different times.
+    let text = format!(
+        r#"{{"tune_params_keys": ["a"], "tune_params": {{"a": [1, 2], "b": [8, 16]}}, "cache": {{
+            "1,8": {}, "1,16": {}, "2,8": {}, "2,16": {} }} }}"#,
+        entry(r#""a": 1, "b": 8"#, "1.0", "1"),
+        entry(r#""a": 1, "b": 16"#, "3.0", "1"),
+        entry(r#""a": 2, "b": 8"#, "2.0", "1"),
+        entry(r#""a": 2, "b": 16"#, "4.0", "1"),
+    );
+    let e = Recording::from_json(&text, "gemm.json").unwrap_err();
+    assert!(matches!(e, Error::Format { .. }), "{e}");
+    let msg = e.to_string();
+    assert!(
+        msg.contains("`b`") && msg.contains("tune_params_keys"),
+        "{msg}"
+    );
+    // The same outcome recorded twice is harmless.
+    let text = format!(
+        r#"{{"tune_params_keys": ["a"], "tune_params": {{"a": [1, 2]}}, "cache": {{
+            "1": {}, "1 again": {}, "2": {} }} }}"#,
+        entry(r#""a": 1"#, "1.0", "1"),
+        entry(r#""a": 1"#, "1.0", "1"),
+        entry(r#""a": 2"#, "2.0", "1"),
+    );
+    assert_eq!(
+        Recording::from_json(&text, "dup.json")
+            .unwrap()
+            .space()
+            .len(),
+        2
+    );
 }
 
 #[test]

@@ -108,6 +108,12 @@ pub trait AbortCondition: Send + Sync + fmt::Debug {
     fn fraction(&self, _progress: &Progress) -> Option<f64> {
         None
     }
+    /// The most evaluations the run can take under this condition, if it bounds them (the
+    /// tuner hands it to the technique as [`Technique::budget`](crate::search::Technique::budget)
+    /// so that it can plan its exploration).
+    fn evaluation_limit(&self) -> Option<u64> {
+        None
+    }
 }
 
 impl<A: AbortCondition + ?Sized> AbortCondition for Box<A> {
@@ -116,6 +122,9 @@ impl<A: AbortCondition + ?Sized> AbortCondition for Box<A> {
     }
     fn fraction(&self, p: &Progress) -> Option<f64> {
         (**self).fraction(p)
+    }
+    fn evaluation_limit(&self) -> Option<u64> {
+        (**self).evaluation_limit()
     }
 }
 
@@ -148,6 +157,9 @@ pub struct Evaluations(pub u64);
 impl AbortCondition for Evaluations {
     fn done(&self, p: &Progress) -> bool {
         p.evaluations >= self.0
+    }
+    fn evaluation_limit(&self) -> Option<u64> {
+        Some(self.0)
     }
     fn fraction(&self, p: &Progress) -> Option<f64> {
         Some(ratio(p.evaluations as f64, self.0 as f64))
@@ -332,6 +344,10 @@ impl<A: AbortCondition, B: AbortCondition> AbortCondition for And<A, B> {
         // Done when the later of the two is: the smaller fraction, if both are known.
         Some(self.0.fraction(p)?.min(self.1.fraction(p)?))
     }
+    fn evaluation_limit(&self) -> Option<u64> {
+        // Bounded only if both are.
+        Some(self.0.evaluation_limit()?.max(self.1.evaluation_limit()?))
+    }
 }
 
 /// Stops when either condition does. Made by `a | b` or [`AbortExt::or`].
@@ -346,6 +362,13 @@ impl<A: AbortCondition, B: AbortCondition> AbortCondition for Or<A, B> {
         // Done at the latest when the first known one is: the larger known fraction.
         match (self.0.fraction(p), self.1.fraction(p)) {
             (Some(a), Some(b)) => Some(a.max(b)),
+            (a, b) => a.or(b),
+        }
+    }
+    fn evaluation_limit(&self) -> Option<u64> {
+        // Either one that bounds the run bounds it.
+        match (self.0.evaluation_limit(), self.1.evaluation_limit()) {
+            (Some(a), Some(b)) => Some(a.min(b)),
             (a, b) => a.or(b),
         }
     }

@@ -286,3 +286,22 @@ fn speedup_waits_for_a_full_window() {
     p.record(Duration::ZERO, Some(5.0));
     assert!(!c.done(&p));
 }
+
+#[test]
+fn the_evaluation_limit_is_what_bounds_the_run() {
+    let secs = Elapsed(Duration::from_secs(5));
+    assert_eq!(Evaluations(50).evaluation_limit(), Some(50));
+    assert_eq!(secs.evaluation_limit(), None);
+    assert_eq!((Evaluations(50) | secs).evaluation_limit(), Some(50));
+    assert_eq!(
+        (Evaluations(50) | Evaluations(20)).evaluation_limit(),
+        Some(20)
+    );
+    assert_eq!((Evaluations(50) & secs).evaluation_limit(), None);
+    assert_eq!(
+        (Evaluations(50) & Evaluations(20)).evaluation_limit(),
+        Some(50)
+    );
+    let boxed: Box<dyn AbortCondition> = Box::new(Evaluations(7) | CostReached(1.0));
+    assert_eq!(boxed.evaluation_limit(), Some(7));
+}

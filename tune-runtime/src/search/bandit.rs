@@ -4,7 +4,7 @@
 use std::collections::{HashMap, VecDeque};
 
 use super::util::{derive_seed, finite};
-use super::{Annealing, Genetic, LocalSearch, Random, Technique};
+use super::{Annealing, Genetic, Guided, LocalSearch, Random, Technique};
 use crate::space::Space;
 
 /// Shares the budget among several techniques ("arms").
@@ -51,13 +51,16 @@ impl Default for Bandit {
 
 impl Bandit {
     /// The default ensemble: two iterated local searches (kicks of 3 and of 2 steps), a
-    /// genetic algorithm and simulated annealing; exploration constant `0.05`, window 50.
+    /// genetic algorithm, simulated annealing and the model-guided local search
+    /// [`Guided`]; exploration constant `0.05`, window 50. This arm set is the one chosen by
+    /// cross-validation on recorded spaces (`bench/simulate/RESULTS.md`).
     pub fn new() -> Self {
         Self::with_arms(vec![
             Box::new(LocalSearch::new().initial(0)),
             Box::new(LocalSearch::new().initial(0).kick(2)),
             Box::new(Genetic::new()),
             Box::new(Annealing::new()),
+            Box::new(Guided::new()),
         ])
     }
     /// An ensemble of the given techniques.
@@ -152,6 +155,11 @@ impl Technique for Bandit {
     fn name(&self) -> &str {
         "bandit"
     }
+    fn budget(&mut self, evaluations: u64) {
+        for arm in &mut self.arms {
+            arm.budget(evaluations);
+        }
+    }
     fn init(&mut self, space: &Space, seed: u64) {
         for (k, arm) in self.arms.iter_mut().enumerate() {
             arm.init(space, derive_seed(seed, k as u64));
@@ -197,7 +205,15 @@ impl Technique for Bandit {
         if improved {
             self.best = finite(cost).unwrap_or(self.best);
         }
-        if let Some(a) = self.pending.remove(&index).filter(|&a| a < self.arms.len()) {
+        let proposer = self.pending.remove(&index);
+        if proposer.is_none() {
+            // A result this ensemble did not propose (a start configuration, an earlier
+            // phase): every arm learns from it.
+            for arm in &mut self.arms {
+                arm.tell(space, index, cost);
+            }
+        }
+        if let Some(a) = proposer.filter(|&a| a < self.arms.len()) {
             let h = &mut self.history[a];
             h.push_back(improved);
             if h.len() > self.window {

@@ -6,8 +6,10 @@
 //! The techniques here avoid proposing an index twice where it is cheap to.
 //!
 //! The default, [`Bandit`], shares the budget among two iterated local searches, a genetic
-//! algorithm and simulated annealing; `bench/simulate/RESULTS.md` compares every technique
-//! with Kernel Tuner's strategies on recorded spaces. [`Bayes`] suits expensive evaluations
+//! algorithm, simulated annealing and the model-guided local search [`Guided`] (the arm set
+//! chosen by cross-validation); `bench/simulate/RESULTS.md` compares every technique with
+//! Kernel Tuner's strategies on recorded spaces. Techniques may plan with the budget
+//! ([`Technique::budget`]); [`Phased`] and [`WarmStart`] combine techniques. [`Bayes`] suits expensive evaluations
 //! (each of its steps costs milliseconds).
 //!
 //! Every technique is seeded by [`Technique::init`]: the same seed and the same answers give
@@ -91,11 +93,14 @@ mod bayes;
 mod diff_evo;
 mod exhaustive;
 mod genetic;
+mod guided;
 mod local;
 mod mcmc;
+mod phased;
 mod pso;
 mod random;
 mod util;
+mod warm;
 
 use std::fmt;
 use std::str::FromStr;
@@ -106,10 +111,13 @@ pub use bayes::Bayes;
 pub use diff_evo::DiffEvo;
 pub use exhaustive::Exhaustive;
 pub use genetic::Genetic;
+pub use guided::Guided;
 pub use local::LocalSearch;
 pub use mcmc::Mcmc;
+pub use phased::Phased;
 pub use pso::Pso;
 pub use random::Random;
+pub use warm::WarmStart;
 
 use crate::space::Space;
 use crate::{Error, Result};
@@ -126,6 +134,10 @@ pub trait Technique: Send {
     /// The outcome of an index this technique proposed: its scalar cost (lower is better),
     /// or `None` if the configuration failed (compile error, wrong result, ...).
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>);
+    /// A hint, before [`Technique::init`]: the run ends after at most this many distinct
+    /// evaluations (the tuner passes it when its abort condition bounds the evaluations).
+    /// A technique may use it to plan exploration; the default ignores it.
+    fn budget(&mut self, _evaluations: u64) {}
 }
 
 /// The built-in techniques, by name. The default is [`TechniqueKind::Bandit`].

@@ -5,8 +5,10 @@
 //! Its [`Recording::space`] holds exactly the recorded configurations, and its
 //! [`SimulatedEvaluator`] answers each with the recorded time (milliseconds) or failure,
 //! charging the recorded compile, verification and benchmark time to the simulated clock
-//! (what Kernel Tuner's simulation mode charges). This is how search techniques are compared
-//! without a GPU.
+//! (what Kernel Tuner's simulation mode charges). The real [`Tuner`](crate::tuner::Tuner)
+//! drives it like any evaluator, so a budget in evaluations or in (simulated) time, the
+//! technique, memoisation and the records are exactly those of a tuning run on a device.
+//! This is how search techniques are compared without a GPU.
 //!
 //! ```
 //! use tune_runtime::simulate::Recording;
@@ -15,8 +17,22 @@
 //! assert_eq!(rec.space().len(), 15);
 //! let (best, ms) = rec.true_best().unwrap();
 //! println!("optimum {} at {ms} ms", rec.space().describe(&rec.space().get(best).unwrap()));
+//!
+//! // A simulated tuning run: 10 distinct evaluations, the recorded times on the clock.
+//! use tune_runtime::{abort::Evaluations, tuner::Tuner};
+//! let run = Tuner::new(rec.space().clone(), rec.evaluator())
+//!     .abort(Evaluations(10))
+//!     .seed(3)
+//!     .progress(false)
+//!     .run()?;
+//! assert_eq!(run.evaluations, 10);
+//! assert!(run.simulated);
 //! # Ok::<(), tune_runtime::Error>(())
 //! ```
+//!
+//! Reading is strict: a cache entry with a negative or overflowing time is an error naming
+//! the entry, and so are two entries that map to one configuration with different results
+//! (a `tune_params_keys` that leaves out a parameter the entries vary).
 
 use std::collections::{HashMap, HashSet};
 use std::io::Read;
@@ -209,19 +225,40 @@ impl Recording {
             columns.push(Column::from_values(values));
         }
 
-        // Every record as domain positions, with its outcome.
+        // Every record as domain positions, with its outcome. Two entries that map to one
+        // configuration must agree: when they do not, the file's parameter list misses a
+        // parameter its entries vary, and silently keeping one of them would change the
+        // space and its optimum.
         let mut rows: Vec<(Vec<u32>, Record)> = Vec::with_capacity(cache.len());
+        let mut keys: Vec<&str> = Vec::with_capacity(cache.len());
+        let mut first: HashMap<Vec<u32>, usize> = HashMap::with_capacity(cache.len());
         let mut skipped = 0;
-        for entry in cache.values() {
+        for (key, entry) in cache {
             let dom: Option<Vec<u32>> = names
                 .iter()
                 .zip(&columns)
                 .map(|(n, c)| entry.get(n).and_then(|v| c.position(v)))
                 .collect();
-            match dom {
-                Some(dom) => rows.push((dom, record_of(entry))),
-                None => skipped += 1,
+            let Some(dom) = dom else {
+                skipped += 1;
+                continue;
+            };
+            let rec = record_of(entry).map_err(|r| bad(format!("entry `{key}`: {r}")))?;
+            if let Some(&k) = first.get(&dom) {
+                if rows[k].1.time != rec.time {
+                    return Err(bad(disagreeing(
+                        (keys[k], &rows[k].1),
+                        (key, &rec),
+                        &names,
+                        tune_params,
+                        entry,
+                    )));
+                }
+                continue; // the same outcome recorded twice
             }
+            first.insert(dom.clone(), rows.len());
+            keys.push(key);
+            rows.push((dom, rec));
         }
 
         let space = build_space(&names, &columns, &rows).map_err(|e| match e {
@@ -315,30 +352,59 @@ impl Recording {
             _ => Some(p.value_of_raw(raw).to_string()),
         }
     }
+    /// What the methodology score needs of the whole space (every recorded time and what
+    /// its evaluation cost), for [`crate::score`].
+    ///
+    /// # Errors
+    /// A recording in which nothing succeeded.
+    pub fn score_stats(&self) -> Result<crate::score::SpaceStats> {
+        crate::score::SpaceStats::new(
+            self.inner
+                .records
+                .iter()
+                .map(|r| (r.time.as_ref().ok().copied(), r.charged.as_secs_f64())),
+        )
+    }
     /// An evaluator that answers from the recording.
     pub fn evaluator(&self) -> SimulatedEvaluator {
         SimulatedEvaluator { rec: self.clone() }
     }
 }
 
-fn number(entry: &Json, key: &str) -> f64 {
-    entry
-        .get(key)
-        .and_then(Json::as_f64)
-        .filter(|x| x.is_finite() && *x > 0.0)
-        .unwrap_or(0.0)
+/// A recorded duration in milliseconds: absent or not a number counts as 0 (Kernel Tuner
+/// leaves some out); a negative or non-finite number is an error.
+fn millis(entry: &Json, key: &str) -> std::result::Result<f64, String> {
+    match entry.get(key) {
+        Some(Json::Number(n)) => match n.as_f64() {
+            Some(x) if x.is_finite() && x >= 0.0 => Ok(x),
+            _ => Err(format!(
+                "`{key}` is {n}; expected a non-negative number of milliseconds"
+            )),
+        },
+        _ => Ok(0.0),
+    }
 }
 
-fn record_of(entry: &Json) -> Record {
-    let ms = number(entry, "compile_time")
-        + number(entry, "verification_time")
-        + number(entry, "benchmark_time");
+fn record_of(entry: &Json) -> std::result::Result<Record, String> {
+    let mut ms = 0.0;
+    for key in ["compile_time", "verification_time", "benchmark_time"] {
+        ms += millis(entry, key)?;
+    }
+    let charged = Duration::try_from_secs_f64(ms / 1000.0).map_err(|_| {
+        format!(
+            "the recorded compile, verification and benchmark times add up to {ms} ms, \
+             more than a duration can hold; fix or remove the entry"
+        )
+    })?;
     let time = match entry.get("time") {
         Some(Json::Number(n)) => match n.as_f64() {
-            Some(t) if t.is_finite() => Ok(t),
-            _ => Err(Failure::Other(format!(
-                "recorded time `{n}` is not a number"
-            ))),
+            Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
+            _ => {
+                return Err(format!(
+                    "`time` is {n}; expected a non-negative number of milliseconds or a failure \
+                     such as \"CompilationFailedConfig\""
+                ))
+            }
         },
         Some(Json::String(s)) => Err(match s.as_str() {
             "CompilationFailedConfig" => Failure::Compile(s.clone()),
@@ -348,10 +414,54 @@ fn record_of(entry: &Json) -> Record {
         }),
         _ => Err(Failure::Other("no time recorded".into())),
     };
-    Record {
-        time,
-        charged: Duration::from_secs_f64(ms / 1000.0),
+    Ok(Record { time, charged })
+}
+
+/// The message for two cache entries that map to one configuration with different results.
+fn disagreeing(
+    (key_a, a): (&str, &Record),
+    (key_b, b): (&str, &Record),
+    names: &[String],
+    tune_params: &serde_json::Map<String, Json>,
+    entry: &Json,
+) -> String {
+    let outcome = |r: &Record| match &r.time {
+        Ok(t) => format!("{t} ms"),
+        Err(f) => f.to_string(),
+    };
+    // Parameters listed in `tune_params` (or set in the entry) but not in the key list.
+    let mut missing: Vec<&str> = tune_params
+        .keys()
+        .map(String::as_str)
+        .filter(|k| !names.iter().any(|n| n == k))
+        .collect();
+    if missing.is_empty() {
+        if let Some(obj) = entry.as_object() {
+            missing = obj
+                .keys()
+                .map(String::as_str)
+                .filter(|k| tune_params.contains_key(*k) && !names.iter().any(|n| n == k))
+                .collect();
+        }
     }
+    let hint = if missing.is_empty() {
+        "`tune_params_keys` must list every tuned parameter".to_string()
+    } else {
+        format!(
+            "`tune_params_keys` leaves out {}; list every tuned parameter there",
+            missing
+                .iter()
+                .map(|m| format!("`{m}`"))
+                .collect::<Vec<_>>()
+                .join(", ")
+        )
+    };
+    format!(
+        "entries `{key_a}` ({}) and `{key_b}` ({}) are the same configuration of the listed \
+         parameters with different results: {hint}",
+        outcome(a),
+        outcome(b)
+    )
 }
 
 /// A space whose valid configurations are exactly the recorded ones: parameter `k` may take
@@ -453,65 +563,58 @@ impl Evaluator for SimulatedEvaluator {
     }
 }
 
-/// The outcome of [`replay`]: the best time after each evaluation.
-#[derive(Clone, Debug, Default)]
-pub struct Replay {
-    /// Entry `k`: the best time (ms) among the first `k + 1` distinct configurations
-    /// evaluated (failures count as evaluations), or `None` while none succeeded.
-    pub best_after: Vec<Option<f64>>,
-    /// The recorded evaluation time charged for those evaluations.
-    pub charged: Duration,
-}
-
-impl Replay {
-    /// The best time within the first `evaluations` evaluations (the last one if the run
-    /// ended earlier).
-    pub fn best_within(&self, evaluations: usize) -> Option<f64> {
-        let k = evaluations.min(self.best_after.len());
-        k.checked_sub(1).and_then(|k| self.best_after[k])
-    }
-}
-
-/// Runs `technique` against a recording for up to `budget` distinct evaluations: a minimal
-/// ask/tell loop that memoises (a repeated proposal is told its known outcome and not
-/// counted), for comparing techniques in simulation.
-pub fn replay(
-    rec: &Recording,
-    technique: &mut dyn crate::search::Technique,
-    seed: u64,
-    budget: usize,
-) -> Replay {
-    let space = rec.space();
-    technique.init(space, seed);
-    let mut known: HashMap<u128, Option<f64>> = HashMap::new();
-    let mut out = Replay::default();
-    let mut best: Option<f64> = None;
-    let mut idle = 0usize;
-    while out.best_after.len() < budget && idle < 10_000 {
-        let batch = technique.ask(space, 1);
-        if batch.is_empty() {
-            break;
-        }
-        for i in batch {
-            if let Some(&c) = known.get(&i) {
-                idle += 1;
-                technique.tell(space, i, c);
-                continue;
-            }
-            idle = 0;
-            let cost = rec.record(i).and_then(|r| {
-                out.charged += r.charged;
-                r.time.as_ref().ok().copied()
-            });
-            known.insert(i, cost);
-            if let Some(c) = cost {
-                if best.is_none_or(|b| c < b) {
-                    best = Some(c);
+/// Configurations of `target`'s space ranked by how well they did on other recordings of
+/// the same kernel (other devices or inputs), best first: by the geometric mean over
+/// `sources` of the fraction of each source's optimum (a failure or a configuration a
+/// source lacks counts as 1% of it). Parameters are matched by name and value as written.
+/// A prior for [`crate::search::WarmStart`].
+pub fn prior(sources: &[Recording], target: &Recording) -> Vec<Config> {
+    let space = target.space();
+    let n = space.params().len();
+    let key = |rec: &Recording, c: &Config| -> Option<Vec<(String, String)>> {
+        let names = rec.space().params();
+        (0..names.len())
+            .map(|k| Some((names[k].name().to_string(), rec.label(c, k)?)))
+            .collect::<Option<Vec<_>>>()
+            .map(|mut v| {
+                v.sort();
+                v
+            })
+    };
+    // Per source: labels -> fraction of its optimum.
+    let tables: Vec<HashMap<Vec<(String, String)>, f64>> = sources
+        .iter()
+        .filter(|s| s.space().params().len() == n)
+        .filter_map(|s| {
+            let opt = s.true_best()?.1;
+            let mut m = HashMap::new();
+            for (i, c) in s.space().iter().enumerate() {
+                if let (Some(k), Some(r)) = (key(s, &c), s.record(i as u128)) {
+                    let f = r
+                        .time
+                        .as_ref()
+                        .ok()
+                        .map_or(0.01, |t| (opt / t).clamp(0.01, 1.0));
+                    m.insert(k, f);
                 }
             }
-            out.best_after.push(best);
-            technique.tell(space, i, cost);
-        }
+            Some(m)
+        })
+        .collect();
+    if tables.is_empty() {
+        return Vec::new();
     }
-    out
+    let mut ranked: Vec<(f64, Config)> = space
+        .iter()
+        .filter_map(|c| {
+            let k = key(target, &c)?;
+            let logs: f64 = tables
+                .iter()
+                .map(|t| t.get(&k).copied().unwrap_or(0.01).ln())
+                .sum();
+            Some((logs / tables.len() as f64, c))
+        })
+        .collect();
+    ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
+    ranked.into_iter().map(|r| r.1).collect()
 }

@@ -33,6 +33,9 @@ impl<T: Technique + ?Sized> Technique for Box<T> {
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
         (**self).tell(space, index, cost)
     }
+    fn budget(&mut self, evaluations: u64) {
+        (**self).budget(evaluations)
+    }
 }
 
 /// Proposes given configurations first, then those of the technique it wraps (which is told
@@ -59,6 +62,9 @@ impl Technique for StartFrom {
     }
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
         self.inner.tell(space, index, cost)
+    }
+    fn budget(&mut self, evaluations: u64) {
+        self.inner.budget(evaluations)
     }
 }
 
@@ -155,6 +161,10 @@ impl<E: Evaluator> Tuner<E> {
             state.log = Some(LogWriter::append(path)?);
         }
 
+        if let Some(limit) = abort.evaluation_limit() {
+            // What is left of it after the resumed evaluations.
+            technique.budget(limit.saturating_sub(state.progress.evaluations));
+        }
         technique.init(&space, seed);
         state.bar.update(&state.progress, abort.as_ref(), true);
         // Preparation runs ahead on a pool of CPU threads when batches allow it; even one

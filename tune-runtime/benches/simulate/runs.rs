@@ -1,0 +1,376 @@
+//! Recorded spaces, the techniques compared, simulated runs through the real `Tuner`, and
+//! the trajectory files both tools write.
+
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+
+use serde_json::{json, Value as Json};
+use tune_runtime::abort::Evaluations;
+use tune_runtime::score::Trace;
+use tune_runtime::search::{Guided, Technique, TechniqueKind};
+use tune_runtime::simulate::Recording;
+use tune_runtime::tuner::Tuner;
+
+pub const BUDGETS: [usize; 5] = [50, 100, 200, 500, 1000];
+/// Time budgets: the time of this many evaluations at the space's mean evaluation time.
+pub const TIME_BUDGETS: [usize; 4] = [50, 100, 200, 500];
+
+/// A recorded space, with the labels the cross-validation groups by.
+pub struct Space {
+    pub name: String,
+    pub rec: Recording,
+    pub kernel: String,
+    pub gpu: String,
+}
+
+pub fn files(dir: &Path, out: &mut Vec<PathBuf>) {
+    let Ok(rd) = std::fs::read_dir(dir) else {
+        return;
+    };
+    let mut entries: Vec<PathBuf> = rd.filter_map(|e| e.ok().map(|e| e.path())).collect();
+    entries.sort();
+    for p in entries {
+        let name = p.to_string_lossy().to_string();
+        if p.is_dir() {
+            files(&p, out);
+        } else if name.ends_with(".json") || name.ends_with(".json.gz") {
+            out.push(p);
+        }
+    }
+}
+
+/// Every Kernel Tuner cache under `data` with a valid configuration.
+pub fn spaces(data: &Path) -> Vec<Space> {
+    let mut paths = Vec::new();
+    files(data, &mut paths);
+    let mut out = Vec::new();
+    for p in &paths {
+        match Recording::open(p) {
+            Ok(rec) if rec.true_best().is_some() => {
+                let name = p.strip_prefix(data).unwrap_or(p).display().to_string();
+                let kernel = rec.kernel().to_string();
+                let gpu = rec.device().to_string();
+                out.push(Space {
+                    name,
+                    rec,
+                    kernel,
+                    gpu,
+                });
+            }
+            Ok(_) => eprintln!("simulate: {}: nothing valid; skipped", p.display()),
+            Err(e) => eprintln!("simulate: skipped: {e}"),
+        }
+    }
+    out
+}
+
+/// A technique compared: its name in the tables and how to build it.
+pub struct Candidate {
+    pub name: String,
+    pub build: Box<dyn Fn() -> Box<dyn Technique> + Sync>,
+    /// Plans with the budget: run once per budget.
+    pub budget_aware: bool,
+    /// Largest budget it runs to (model-based techniques are slow at large budgets).
+    pub max_budget: usize,
+}
+
+/// The variants `run` adds to the built-in techniques.
+pub const VARIANTS: [&str; 7] = [
+    "guided",
+    "bandit(4 arms)",
+    "bandit(4 arms)+bayes",
+    "bayes>bandit",
+    "bayes>bandit(0.5)",
+    "bayes>bandit(0.1)",
+    "bayes>local",
+];
+
+/// Variants compared in the cross-validation beside the built-in techniques: the
+/// model-guided local search [`Guided`], and a
+/// model-guided phase (Bayesian optimisation) for part of the budget, then an ensemble.
+pub fn variant(name: &str) -> Option<Candidate> {
+    if name == "guided" {
+        let mut g = guided(3, 0.1, None, None);
+        g.name = "guided".into();
+        return Some(g);
+    }
+    if name == "bandit(4 arms)" {
+        // The previous default ensemble, without the `Guided` arm.
+        return Some(Candidate {
+            name: name.into(),
+            build: Box::new(|| {
+                use tune_runtime::search::{Annealing, Bandit, Genetic, LocalSearch};
+                Box::new(Bandit::with_arms(vec![
+                    Box::new(LocalSearch::new().initial(0)),
+                    Box::new(LocalSearch::new().initial(0).kick(2)),
+                    Box::new(Genetic::new()),
+                    Box::new(Annealing::new()),
+                ]))
+            }),
+            budget_aware: false,
+            max_budget: 1000,
+        });
+    }
+    if let Some(extra) = name.strip_prefix("bandit(4 arms)+") {
+        // The previous default ensemble with one more arm (`+guided` is today's default).
+        let extra: String = extra.into();
+        let known = ["bayes", "guided"];
+        if !known.contains(&extra.as_str()) {
+            return None;
+        }
+        let budget_aware = extra == "guided";
+        return Some(Candidate {
+            name: name.into(),
+            build: Box::new(move || {
+                use tune_runtime::search::{Annealing, Bandit, Bayes, Genetic, LocalSearch};
+                let arm: Box<dyn Technique> = if extra == "bayes" {
+                    Box::new(Bayes::new())
+                } else {
+                    Box::new(Guided::new())
+                };
+                Box::new(Bandit::with_arms(vec![
+                    Box::new(LocalSearch::new().initial(0)),
+                    Box::new(LocalSearch::new().initial(0).kick(2)),
+                    Box::new(Genetic::new()),
+                    Box::new(Annealing::new()),
+                    arm,
+                ]))
+            }),
+            budget_aware,
+            max_budget: 1000,
+        });
+    }
+    let (fraction, max, second): (f64, usize, &str) = match name {
+        "bayes>bandit" => (0.25, 100, "bandit"),
+        "bayes>bandit(0.5)" => (0.5, 200, "bandit"),
+        "bayes>bandit(0.1)" => (0.1, 50, "bandit"),
+        "bayes>local" => (0.25, 100, "local"),
+        _ => return None,
+    };
+    let owned = name.to_string();
+    let second: TechniqueKind = second.parse().ok()?;
+    Some(Candidate {
+        name: owned.clone(),
+        build: Box::new(move || {
+            Box::new(
+                tune_runtime::search::Phased::of(
+                    Box::new(tune_runtime::search::Bayes::new()),
+                    second.build(),
+                )
+                .switch(fraction, 10, max)
+                .named(owned.clone()),
+            )
+        }),
+        budget_aware: true,
+        max_budget: 1000,
+    })
+}
+
+/// Every built-in technique but exhaustive search, or the named ones.
+pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
+    if let Some(list) = names {
+        let v: Vec<Candidate> = list.split(',').filter_map(variant).collect();
+        if !v.is_empty() {
+            return v;
+        }
+    } else {
+        // Every built-in technique and every variant.
+        let mut all = candidates(Some(
+            "random,annealing,pso,mcmc,genetic,diff_evo,bandit,bayes,local",
+        ));
+        all.extend(VARIANTS.iter().filter_map(|v| variant(v)));
+        return all;
+    }
+    let kinds: Vec<TechniqueKind> = match names {
+        Some(list) => list.split(',').filter_map(|n| n.parse().ok()).collect(),
+        None => TechniqueKind::ALL
+            .into_iter()
+            .filter(|k| *k != TechniqueKind::Exhaustive)
+            .collect(),
+    };
+    kinds
+        .into_iter()
+        .map(|k| Candidate {
+            name: k.name().to_string(),
+            build: Box::new(move || k.build()),
+            // The default bandit has a budget-aware arm (`Guided`).
+            budget_aware: k == TechniqueKind::Bandit,
+            max_budget: if k == TechniqueKind::Bayes { 500 } else { 1000 },
+        })
+        .collect()
+}
+
+/// `Guided` with given hyper-parameters (the meta mode's candidates).
+pub fn guided(
+    k: usize,
+    explore: f64,
+    patience: Option<usize>,
+    initial: Option<usize>,
+) -> Candidate {
+    let name = format!(
+        "guided(k={k},explore={explore},patience={},initial={})",
+        patience.map_or("auto".into(), |p| p.to_string()),
+        initial.map_or("auto".into(), |p| p.to_string())
+    );
+    Candidate {
+        name,
+        build: Box::new(move || {
+            let mut g = Guided::new().neighbours(k).explore(explore);
+            if let Some(p) = patience {
+                g = g.patience(p);
+            }
+            if let Some(i) = initial {
+                g = g.initial(i);
+            }
+            Box::new(g)
+        }),
+        budget_aware: true,
+        max_budget: 1000,
+    }
+}
+
+/// One simulated run: the recorded outcome and charged time of each distinct evaluation.
+#[derive(Clone, Debug)]
+pub struct Run {
+    pub tool: String,
+    pub technique: String,
+    pub space: String,
+    pub seed: u64,
+    pub budget: usize,
+    /// `(time in ms or None, charged ms)` per evaluation.
+    pub evals: Vec<(Option<f64>, f64)>,
+}
+
+impl Run {
+    pub fn trace(&self) -> Trace {
+        let mut t = 0.0;
+        Trace::new(
+            self.evals
+                .iter()
+                .map(|&(c, ms)| {
+                    t += ms / 1000.0;
+                    (t, c)
+                })
+                .collect(),
+        )
+    }
+    pub fn to_json(&self) -> String {
+        json!({
+            "tool": self.tool, "technique": self.technique, "space": self.space,
+            "seed": self.seed, "budget": self.budget,
+            "evals": self.evals.iter().map(|(c, ms)| json!([c, ms])).collect::<Vec<_>>(),
+        })
+        .to_string()
+    }
+    pub fn from_json(line: &str) -> Option<Run> {
+        let v: Json = serde_json::from_str(line).ok()?;
+        let evals = v["evals"]
+            .as_array()?
+            .iter()
+            .map(|e| Some((e[0].as_f64(), e[1].as_f64()?)))
+            .collect::<Option<Vec<_>>>()?;
+        Some(Run {
+            tool: v["tool"].as_str()?.into(),
+            technique: v["technique"].as_str()?.into(),
+            space: v["space"].as_str()?.into(),
+            seed: v["seed"].as_u64()?,
+            budget: v["budget"].as_u64()? as usize,
+            evals,
+        })
+    }
+}
+
+pub fn read_runs(path: &Path) -> Vec<Run> {
+    std::fs::read_to_string(path)
+        .map(|t| t.lines().filter_map(Run::from_json).collect())
+        .unwrap_or_default()
+}
+
+/// Runs `technique` on a recording with the real `Tuner` for `budget` distinct evaluations.
+pub fn simulate(
+    space: &Space,
+    technique: Box<dyn Technique>,
+    seed: u64,
+    budget: usize,
+    start: Vec<tune_runtime::Config>,
+) -> Run {
+    let name = technique.name().to_string();
+    let result = Tuner::new(space.rec.space().clone(), space.rec.evaluator())
+        .technique(technique)
+        .start_from(start)
+        .abort(Evaluations(budget as u64))
+        .seed(seed)
+        .progress(false)
+        .run();
+    let evals = match &result {
+        Ok(r) => r
+            .records
+            .iter()
+            .map(|rec| {
+                let charged = space
+                    .rec
+                    .record(rec.index)
+                    .map_or(0.0, |r| r.charged.as_secs_f64() * 1000.0);
+                (if rec.is_ok() { rec.cost } else { None }, charged)
+            })
+            .collect(),
+        // Nothing valid in the whole run: every evaluation failed.
+        Err(_) => Vec::new(),
+    };
+    Run {
+        tool: "tune".into(),
+        technique: name,
+        space: space.name.clone(),
+        seed,
+        budget,
+        evals,
+    }
+}
+
+/// Every (candidate, space, seed[, budget]) run, in parallel.
+pub fn run_all(spaces: &[Space], cands: &[Candidate], seeds: u64) -> Vec<Run> {
+    use rayon::prelude::*;
+    let mut jobs: Vec<(usize, usize, u64, usize)> = Vec::new();
+    for (c, cand) in cands.iter().enumerate() {
+        let budgets: Vec<usize> = if cand.budget_aware {
+            BUDGETS
+                .iter()
+                .copied()
+                .filter(|&b| b <= cand.max_budget)
+                .collect()
+        } else {
+            vec![cand.max_budget]
+        };
+        for s in 0..spaces.len() {
+            for seed in 0..seeds {
+                for &b in &budgets {
+                    jobs.push((c, s, seed, b));
+                }
+            }
+        }
+    }
+    // Longest first, for a better spread over the threads.
+    jobs.sort_by_key(|j| std::cmp::Reverse(j.3));
+    jobs.par_iter()
+        .map(|&(c, s, seed, b)| {
+            let mut run = simulate(&spaces[s], (cands[c].build)(), seed, b, Vec::new());
+            run.technique = cands[c].name.clone();
+            run
+        })
+        .collect()
+}
+
+/// The runs grouped by (tool, technique) then space.
+pub type Grouped<'a> = HashMap<(String, String), HashMap<String, Vec<&'a Run>>>;
+
+pub fn group(runs: &[Run]) -> Grouped<'_> {
+    let mut g: Grouped = HashMap::new();
+    for r in runs {
+        g.entry((r.tool.clone(), r.technique.clone()))
+            .or_default()
+            .entry(r.space.clone())
+            .or_default()
+            .push(r);
+    }
+    g
+}
