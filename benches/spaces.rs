@@ -33,6 +33,10 @@ const SPACES: &[&str] = &[
     "S6_cltune_gemm_S64",
     "S6_cltune_gemm_S128",
     "S6_cltune_gemm_S256",
+    "T1_stencil2d_N4096",
+    "T2_stencil3d_N256",
+    "T3_hotspot_temporal",
+    "T4_conv2d_F7",
 ];
 
 /// ATF saxpy (Rasch & Gorlatch, CCPE 2018, Listing 2).
@@ -182,6 +186,71 @@ fn kt_convolution() -> tune::Result<Space> {
     }
 }
 
+/// A 2D 5-point Jacobi stencil on a 4096 x 4096 grid (tune's own stencil space, defined in
+/// `bench/spaces/stencil-spaces.json` for the peers): work-group size, per-thread tile,
+/// vector width, unrolling and shared-memory padding.
+fn stencil2d() -> tune::Result<Space> {
+    let n = 4096usize;
+    tune::space! {
+        BX: usize in 1..=512;
+        BY: usize in 1..=64, BX * BY >= 64 && BX * BY <= 1024;
+        TX: usize in 1..=16, n % (BX * TX) == 0;
+        TY: usize in 1..=16, n % (BY * TY) == 0;
+        VW: usize in [1, 2, 4, 8], TX % VW == 0;
+        UNROLL: usize in [1, 2, 4, 8], TY % UNROLL == 0;
+        PAD: usize in [0, 1, 2, 3], (BX * TX + 2 + PAD) * (BY * TY + 2) * 4 <= 49152;
+    }
+}
+
+/// A 3D radius-4 stencil on a 256^3 grid: 3D work-groups, per-thread tiles, a z loop with
+/// unrolling, register and shared-memory bounds.
+fn stencil3d() -> tune::Result<Space> {
+    let n = 256usize;
+    tune::space! {
+        BX: usize in 1..=256;
+        BY: usize in 1..=64;
+        BZ: usize in 1..=16, BX * BY * BZ >= 32 && BX * BY * BZ <= 1024;
+        TX: usize in 1..=8, n % (BX * TX) == 0;
+        TY: usize in 1..=8, n % (BY * TY) == 0;
+        TZ: usize in 1..=32, n % (BZ * TZ) == 0 && TX * TY * TZ <= 128;
+        UNROLL: usize in [1, 2, 4, 8], TZ % UNROLL == 0;
+        PAD: usize in [0, 1, 2, 3], (BX * TX + 8 + PAD) * (BY * TY + 8) * 4 <= 49152;
+    }
+}
+
+/// A 2D stencil with temporal tiling (several time steps per launch, hotspot-like).
+fn hotspot_temporal() -> tune::Result<Space> {
+    tune::space! {
+        BX: usize in (0..=10).map(|i| 1 << i);
+        BY: usize in (0..=5).map(|i| 1 << i), BX * BY >= 32 && BX * BY <= 1024;
+        TX: usize in 1..=10;
+        TY: usize in 1..=10;
+        T: usize in 1..=10;
+        UT: usize in 1..=10, T % UT == 0;
+        SH: usize in [0, 1],
+            (BX * TX + 2 * T) * (BY * TY + 2 * T) * (2 + SH) * 4 <= 49152;
+        BPSM: usize in [0, 1, 2, 3, 4], BPSM == 0 || BX * BY * BPSM <= 2048;
+    }
+}
+
+/// A 7 x 7 convolution on a 2048 x 2048 image: work-groups, tiles, vector width, and
+/// optional shared-memory staging with padding.
+fn conv2d() -> tune::Result<Space> {
+    let n = 2048usize;
+    tune::space! {
+        BX: usize in 16..=512 step 16;
+        BY: usize in 1..=32, BX * BY >= 64 && BX * BY <= 1024;
+        TX: usize in 1..=8, n % (BX * TX) == 0;
+        TY: usize in 1..=8, n % (BY * TY) == 0;
+        VW: usize in [1, 2, 4], TX % VW == 0;
+        SHMEM: usize in [0, 1];
+        PAD: usize in [0, 1],
+            PAD == 0 || SHMEM == 1,
+            SHMEM == 0 || (BX * TX + 6 + PAD) * (BY * TY + 6) * 4 <= 49152;
+        UNROLL: usize in [0, 1];
+    }
+}
+
 fn build(name: &str) -> Option<tune::Result<Space>> {
     Some(match name {
         "S1_saxpy_N1024" => saxpy(1024),
@@ -204,6 +273,10 @@ fn build(name: &str) -> Option<tune::Result<Space>> {
         "S6_cltune_gemm_S64" => cltune_gemm_unlimited(64),
         "S6_cltune_gemm_S128" => cltune_gemm_unlimited(128),
         "S6_cltune_gemm_S256" => cltune_gemm_unlimited(256),
+        "T1_stencil2d_N4096" => stencil2d(),
+        "T2_stencil3d_N256" => stencil3d(),
+        "T3_hotspot_temporal" => hotspot_temporal(),
+        "T4_conv2d_F7" => conv2d(),
         _ => return None,
     })
 }
@@ -251,6 +324,22 @@ fn main() {
             }
         }
         return;
+    }
+    // `--repeat N SPACE`: builds SPACE N times (for a profiler) and prints the median.
+    if let [flag, n, name] = args.as_slice() {
+        if flag == "--repeat" {
+            let n: usize = n.parse().unwrap_or(1).max(1);
+            let mut times: Vec<f64> = (0..n)
+                .map(|_| {
+                    let t = Instant::now();
+                    let _ = build(name);
+                    t.elapsed().as_secs_f64()
+                })
+                .collect();
+            times.sort_by(f64::total_cmp);
+            println!("{name}: median {:.3} ms of {n}", times[n / 2] * 1e3);
+            return;
+        }
     }
     for name in &args {
         let before = maxrss_kib();
