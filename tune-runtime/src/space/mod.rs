@@ -5,7 +5,11 @@
 //! prefixes stored as flat per-level arrays (see `tree`); a configuration's index is a mixed
 //! radix number over the groups' local indices.
 
-mod build;
+mod builder;
+mod candidates;
+mod grow;
+mod memo;
+mod plan;
 mod tree;
 
 use std::fmt;
@@ -14,7 +18,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-pub use build::SpaceBuilder;
+pub use builder::SpaceBuilder;
 use tree::Level;
 
 use crate::param::{Domain, Kind, ParamType, Value};
