@@ -229,4 +229,22 @@ mod tests {
         assert!(msgs[0].contains("did you mean `crate`"));
         assert!(msgs[1].contains("did you mean `annealing`"));
     }
+
+    /// `technique = ..` accepts exactly the names the runtime builds.
+    #[test]
+    fn technique_names_are_the_runtimes() {
+        for name in TECHNIQUES {
+            assert!(
+                tune_runtime::technique_by_name(name).is_ok(),
+                "the macro accepts `{name}`, which the runtime does not build"
+            );
+        }
+        for kind in tune_runtime::TechniqueKind::ALL {
+            assert!(
+                TECHNIQUES.contains(&kind.name()),
+                "the runtime builds `{}`, which `#[tunable(technique = ..)]` rejects",
+                kind.name()
+            );
+        }
+    }
 }
