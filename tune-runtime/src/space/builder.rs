@@ -4,18 +4,19 @@
 use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
-use rayon::prelude::*;
-
-use super::grow::{build_group, SPLIT_NODES};
-use super::plan::plan_groups;
+use super::diagnose::why_empty;
+use super::grow::{build_group, Budget, Stop, SPLIT_NODES};
+use super::plan::{plan_groups, GroupPlan};
 use super::{Group, ParamInfo, Space};
-use crate::param::{Bound, Domain, Param, ParamType, Rule, RuleKind};
+use crate::param::{Bound, Domain, Param, ParamType, Pred, Rule, RuleKind};
 use crate::{Error, Result};
 
 /// Builds a [`Space`] from parameters; what `tune::space!` and `#[tunable]` expand to.
 ///
 /// Parameters get slots in the order they are added; constraints refer to other parameters
-/// by slot.
+/// by slot. A constraint may be given with the last parameter it reads
+/// ([`Param::constraint`]) or on its own, anywhere ([`SpaceBuilder::constraint`]): the
+/// builder places it on the last parameter it reads, with the same result.
 ///
 /// ```
 /// use tune_runtime::param::Param;
@@ -29,16 +30,42 @@ use crate::{Error, Result};
 /// # Ok::<(), tune_runtime::Error>(())
 /// ```
 #[must_use]
-#[derive(Default)]
 pub struct SpaceBuilder<'a> {
     params: Vec<ErasedParam<'a>>,
+    /// Stand-alone constraints, placed when the space is built.
+    loose: Vec<Loose<'a>>,
     errors: Vec<Error>,
     split_nodes: Option<usize>,
+    memory_limit: u64,
 }
+
+impl Default for SpaceBuilder<'_> {
+    fn default() -> Self {
+        SpaceBuilder {
+            params: Vec::new(),
+            loose: Vec::new(),
+            errors: Vec::new(),
+            split_nodes: None,
+            memory_limit: DEFAULT_MEMORY_LIMIT,
+        }
+    }
+}
+
+/// The default of [`SpaceBuilder::memory_limit`]: 4 GiB, several billion valid
+/// configurations (far more than any tuning run measures), yet well within a workstation.
+pub const DEFAULT_MEMORY_LIMIT: u64 = 4 << 30;
 
 pub(super) struct ErasedParam<'a> {
     pub(super) info: ParamInfo,
     pub(super) rules: Vec<Rule<'a>>,
+    /// Its values were invalid (already reported).
+    invalid: bool,
+}
+
+struct Loose<'a> {
+    reads: Vec<usize>,
+    pred: Pred<'a>,
+    label: Option<Arc<str>>,
 }
 
 impl<'a> SpaceBuilder<'a> {
@@ -55,42 +82,56 @@ impl<'a> SpaceBuilder<'a> {
             rules,
             default,
         } = p;
+        let invalid = domain.is_err();
         let domain = domain.unwrap_or_else(|e| {
             self.errors.push(e);
             Domain::Set(Vec::new())
         });
         let info = ParamInfo::new::<T>(name, domain, default.map(T::to_raw));
-        self.params.push(ErasedParam { info, rules });
+        self.params.push(ErasedParam {
+            info,
+            rules,
+            invalid,
+        });
         self
     }
 
-    /// A constraint over several parameters that belongs to none of them in particular.
+    /// A stand-alone constraint: `pred` must hold for the parameters in slots `reads`, and
+    /// may read only those. It may be given before the parameters it reads are added; the
+    /// builder checks it as soon as the last of them is bound, exactly as if it had been
+    /// given to that parameter with [`Param::constraint`].
     pub fn constraint(
         mut self,
-        deps: &[usize],
+        reads: &[usize],
         pred: impl Fn(&Bound<'_>) -> bool + Send + Sync + 'a,
     ) -> Self {
-        let Some(&owner) = deps.iter().max() else {
-            self.errors.push(Error::InvalidSpace(
-                "a constraint must read at least one parameter".into(),
-            ));
-            return self;
-        };
-        match self.params.get_mut(owner) {
-            Some(p) => p.rules.push(Rule {
-                deps: deps.to_vec(),
-                kind: RuleKind::Pred(Arc::new(pred)),
-            }),
-            None => self.errors.push(Error::InvalidSpace(format!(
-                "a constraint reads slot {owner}, but only {} parameters are declared",
-                self.params.len()
-            ))),
+        self.loose.push(Loose {
+            reads: reads.to_vec(),
+            pred: Arc::new(pred),
+            label: None,
+        });
+        self
+    }
+
+    /// Names the stand-alone constraint added last (e.g. with the expression as written),
+    /// for error messages.
+    pub fn label(mut self, text: impl Into<String>) -> Self {
+        if let Some(c) = self.loose.last_mut() {
+            c.label = Some(Arc::from(text.into()));
         }
         self
     }
 
-    /// Testing knob: the number of nodes at which construction splits into parallel
-    /// subtrees (default 512). Small values exercise the parallel path on small spaces.
+    /// The most memory the trees of valid configurations may take, in bytes (default
+    /// [`DEFAULT_MEMORY_LIMIT`]). Construction stops with [`Error::SpaceTooLarge`] when it
+    /// reaches the limit, before the machine runs out of memory.
+    pub fn memory_limit(mut self, bytes: u64) -> Self {
+        self.memory_limit = bytes;
+        self
+    }
+
+    /// Testing knob: the number of nodes at which construction splits into subtrees
+    /// (default 512). Small values exercise the subtree path on small spaces.
     #[doc(hidden)]
     pub fn __split_nodes(mut self, n: usize) -> Self {
         self.split_nodes = Some(n.max(1));
@@ -100,31 +141,39 @@ impl<'a> SpaceBuilder<'a> {
     /// Builds the space.
     ///
     /// # Errors
-    /// An invalid declaration (duplicate names, a constraint on an undeclared slot, an
-    /// impossible range), a space with more than 2^128 configurations, or a constraint that
-    /// panicked.
+    /// Every problem found, together ([`Error::Several`] when there is more than one): an
+    /// invalid declaration (duplicate names, a constraint on an undeclared slot or that
+    /// reads no parameter, an impossible range), a constraint that reads a slot it did not
+    /// declare ([`Error::UndeclaredRead`]), no valid configuration at all
+    /// ([`Error::EmptySpace`], naming the constraints that reject everything), trees larger
+    /// than [`SpaceBuilder::memory_limit`] ([`Error::SpaceTooLarge`]), more than 2^128
+    /// configurations, or a constraint that panicked.
     pub fn build(self) -> Result<Space> {
         let SpaceBuilder {
-            params,
+            mut params,
+            loose,
             mut errors,
             split_nodes,
+            memory_limit,
         } = self;
-        let split = split_nodes.unwrap_or(SPLIT_NODES);
+        place(&mut params, loose, &mut errors);
         validate(&params, &mut errors);
-        if let Some(e) = errors.into_iter().next() {
-            return Err(e);
+        if !errors.is_empty() {
+            return Err(together(errors));
         }
+        let split = split_nodes.unwrap_or(SPLIT_NODES);
         let plans = plan_groups(&params);
         let infos: Arc<[ParamInfo]> = params.into_iter().map(|p| p.info).collect();
-        let nslots = infos.len();
+        let budget = Budget::new(memory_limit);
+        // Groups on this thread, one after the other: a large group goes parallel inside.
         let built = catch_unwind(AssertUnwindSafe(|| {
             plans
-                .par_iter()
-                .map(|g| build_group(g, nslots, split))
-                .collect::<Result<Vec<Group>>>()
+                .iter()
+                .map(|g| build_group(g, infos.len(), split, &budget))
+                .collect::<Vec<_>>()
         }));
-        let groups = match built {
-            Ok(r) => r?,
+        let built = match built {
+            Ok(r) => r,
             Err(payload) => {
                 let msg = payload
                     .downcast_ref::<&str>()
@@ -134,7 +183,82 @@ impl<'a> SpaceBuilder<'a> {
                 return Err(Error::ConstraintPanicked(msg));
             }
         };
+        let mut groups: Vec<Group> = Vec::with_capacity(built.len());
+        for (plan, g) in plans.iter().zip(built) {
+            strays(plan, &infos, &mut errors);
+            match g {
+                Ok(g) if g.count() == 0 => errors.push(why_empty(plan, &infos)),
+                Ok(g) => groups.push(g),
+                Err(Stop::Memory) => errors.push(Error::SpaceTooLarge {
+                    params: names(plan, &infos),
+                    limit_bytes: memory_limit,
+                }),
+            }
+        }
+        if !errors.is_empty() {
+            // A stray read makes the other errors of its group unreliable: report it alone.
+            let (stray, other): (Vec<Error>, Vec<Error>) = errors
+                .into_iter()
+                .partition(|e| matches!(e, Error::UndeclaredRead { .. }));
+            return Err(together(if stray.is_empty() { other } else { stray }));
+        }
         Space::from_groups(infos, groups)
+    }
+}
+
+/// One error as itself, several as [`Error::Several`].
+fn together(mut errors: Vec<Error>) -> Error {
+    if errors.len() == 1 {
+        errors.remove(0)
+    } else {
+        Error::Several(errors)
+    }
+}
+
+fn names(plan: &GroupPlan<'_>, infos: &[ParamInfo]) -> Vec<String> {
+    plan.slots.iter().map(|&s| infos[s].name.clone()).collect()
+}
+
+/// Every constraint of the group that read a slot it did not declare.
+fn strays(plan: &GroupPlan<'_>, infos: &[ParamInfo], errors: &mut Vec<Error>) {
+    for access in plan.levels.iter().flat_map(|l| l.accesses()) {
+        if let Some(slot) = access.stray() {
+            errors.push(Error::UndeclaredRead {
+                constraint: access.label.clone(),
+                read: infos
+                    .get(slot)
+                    .map_or_else(|| format!("slot {slot}"), |p| p.name.clone()),
+                declared: access
+                    .declared
+                    .iter()
+                    .map(|&d| infos[d].name.clone())
+                    .collect(),
+            });
+        }
+    }
+}
+
+/// Gives each stand-alone constraint to the last parameter it reads.
+fn place<'a>(params: &mut [ErasedParam<'a>], loose: Vec<Loose<'a>>, errors: &mut Vec<Error>) {
+    let n = params.len();
+    for (k, c) in loose.into_iter().enumerate() {
+        let what = match &c.label {
+            Some(l) => format!("constraint `{l}`"),
+            None => format!("stand-alone constraint #{}", k + 1),
+        };
+        match c.reads.iter().max() {
+            None => errors.push(Error::InvalidSpace(format!(
+                "{what} reads no parameter; list the slots it reads"
+            ))),
+            Some(&m) if m >= n => errors.push(Error::InvalidSpace(format!(
+                "{what} reads slot {m}, but only {n} parameters are declared"
+            ))),
+            Some(&m) => params[m].rules.push(Rule {
+                deps: c.reads,
+                kind: RuleKind::Pred(c.pred),
+                label: c.label,
+            }),
+        }
     }
 }
 
@@ -151,6 +275,13 @@ fn validate(params: &[ErasedParam<'_>], errors: &mut Vec<Error>) {
         }
     }
     for (slot, p) in params.iter().enumerate() {
+        if p.info.domain.len() == 0 && !p.invalid {
+            errors.push(Error::EmptySpace {
+                params: vec![p.info.name.clone()],
+                at: p.info.name.clone(),
+                constraints: Vec::new(),
+            });
+        }
         for r in &p.rules {
             for &d in &r.deps {
                 if d >= n {

@@ -2,13 +2,12 @@
 //! `equal`) generate them instead of testing every value of the domain.
 
 use super::plan::LevelPlan;
-use crate::param::{Bound, Domain, IntOp};
+use crate::param::{Domain, IntOp};
 
 impl LevelPlan<'_> {
     /// Writes to `out` the domain indices, ascending, that satisfy this level's aliases.
     pub(super) fn candidates(&self, bound: &[u64], out: &mut Vec<u32>) {
         out.clear();
-        let b = Bound::new(bound);
         let mut lo_v = i128::MIN;
         let mut hi_v = i128::MAX;
         let mut div: Option<i128> = None; // smallest non-zero dividend
@@ -17,8 +16,8 @@ impl LevelPlan<'_> {
         let mut rhs_buf = [0i128; 8];
         let many;
         let rhs: &[i128] = if self.gens.len() <= rhs_buf.len() {
-            for (i, (_, f)) in self.gens.iter().enumerate() {
-                match f(&b) {
+            for (i, g) in self.gens.iter().enumerate() {
+                match (g.rhs)(&g.access.bound(bound)) {
                     Some(r) => rhs_buf[i] = r,
                     None => return,
                 }
@@ -28,7 +27,7 @@ impl LevelPlan<'_> {
             match self
                 .gens
                 .iter()
-                .map(|(_, f)| f(&b))
+                .map(|g| (g.rhs)(&g.access.bound(bound)))
                 .collect::<Option<Vec<_>>>()
             {
                 Some(v) => {
@@ -39,8 +38,8 @@ impl LevelPlan<'_> {
             }
         };
         let mut simple = true;
-        for (&(op, _), &r) in self.gens.iter().zip(rhs) {
-            match op {
+        for (g, &r) in self.gens.iter().zip(rhs) {
+            match g.op {
                 IntOp::AtMost => hi_v = hi_v.min(r),
                 IntOp::LessThan => hi_v = hi_v.min(r.saturating_sub(1)),
                 IntOp::AtLeast => lo_v = lo_v.max(r),
@@ -70,12 +69,7 @@ impl LevelPlan<'_> {
         if lo_v > hi_v {
             return;
         }
-        let ok = |v: i128| {
-            self.gens
-                .iter()
-                .zip(rhs)
-                .all(|(&(op, _), &r)| op.holds(v, r))
-        };
+        let ok = |v: i128| self.gens.iter().zip(rhs).all(|(g, &r)| g.op.holds(v, r));
         match &self.domain {
             Domain::Set(_) => {
                 for (i, &v) in self.set_ints.iter().enumerate() {

@@ -1,5 +1,9 @@
 //! Growing a group's tree of valid prefixes: the top levels breadth first, then subtrees
-//! depth first (in parallel chunks when the frontier is wide), concatenated level by level.
+//! depth first, concatenated level by level. Subtrees are built on the calling thread while
+//! the work left looks small, and in parallel chunks on rayon's pool once it looks large, so
+//! that small spaces never pay for starting the pool.
+
+use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
 use rayon::prelude::*;
 
@@ -7,7 +11,6 @@ use super::memo::Memo;
 use super::plan::GroupPlan;
 use super::tree::{IdxVec, Level, OffVec};
 use super::Group;
-use crate::Result;
 
 /// Per-level output of a subtree build.
 pub(super) struct Chunk {
@@ -17,12 +20,105 @@ pub(super) struct Chunk {
     vals: Vec<IdxVec>,
     /// Frontier nodes (level `s`) with no leaf below them.
     dead: usize,
+    /// Work done: lists looked up plus nodes appended (the cost model of the switch to
+    /// parallel construction).
+    work: u64,
+    /// Bytes of this chunk already counted in the budget, and the leaf count at which to
+    /// count again.
+    counted: u64,
+    count_at: usize,
 }
 
-/// Nodes on the level where the build splits into parallel subtrees.
+/// Nodes on the level where the build splits into subtrees.
 pub(super) const SPLIT_NODES: usize = 512;
 
-pub(super) fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> Result<Group> {
+/// Work (see [`Chunk::work`]) left at which subtrees go to rayon's pool. Starting the pool
+/// costs 0.2-0.3 ms (two threads); one unit of work costs a few nanoseconds, so below
+/// about 10^5 units the pool would cost as much as it saves.
+const PARALLEL_WORK: u64 = 1 << 17;
+/// Work done on the calling thread between two estimates of the work left.
+const PROBE_WORK: u64 = 1 << 13;
+/// Leaves appended to a chunk between two updates of the memory budget.
+const COUNT_EVERY: usize = 1 << 16;
+
+/// The memory that the trees being built may take, shared by every chunk.
+pub(super) struct Budget {
+    limit: u64,
+    used: AtomicU64,
+    over: AtomicBool,
+}
+
+impl Budget {
+    pub(super) fn new(limit: u64) -> Self {
+        Budget {
+            limit,
+            used: AtomicU64::new(0),
+            over: AtomicBool::new(false),
+        }
+    }
+    /// Counts `bytes` more; false once the limit is passed (by anyone).
+    fn add(&self, bytes: u64) -> bool {
+        let used = self.used.fetch_add(bytes, Ordering::Relaxed) + bytes;
+        if used > self.limit {
+            self.over.store(true, Ordering::Relaxed);
+        }
+        !self.over.load(Ordering::Relaxed)
+    }
+    fn ok(&self) -> bool {
+        !self.over.load(Ordering::Relaxed)
+    }
+}
+
+/// Why a group could not be built.
+pub(super) enum Stop {
+    /// The memory budget was exhausted.
+    Memory,
+}
+
+impl Chunk {
+    fn new(plan: &GroupPlan<'_>, s: usize) -> Self {
+        let depth = plan.levels.len();
+        Chunk {
+            starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
+            vals: (s + 1..depth)
+                .map(|l| IdxVec::for_domain(plan.levels[l].domain.len()))
+                .collect(),
+            dead: 0,
+            work: 0,
+            counted: 0,
+            count_at: COUNT_EVERY,
+        }
+    }
+    fn bytes(&self) -> u64 {
+        let v: usize = self.vals.iter().map(IdxVec::bytes).sum();
+        let s: usize = self.starts.iter().map(|s| s.capacity() * 4).sum();
+        (v + s) as u64
+    }
+    /// Updates the budget with this chunk's growth; false once it is exhausted.
+    fn count(&mut self, budget: &Budget) -> bool {
+        // Child offsets are `u32` within a chunk: a chunk that nears that is too large too.
+        if self
+            .vals
+            .iter()
+            .any(|v| v.len() as u64 > u32::MAX as u64 - (1 << 28))
+        {
+            budget.over.store(true, Ordering::Relaxed);
+            return false;
+        }
+        let now = self.bytes();
+        let ok = budget.add(now.saturating_sub(self.counted));
+        self.counted = self.counted.max(now);
+        self.count_at = self.vals.last().map_or(0, IdxVec::len) + COUNT_EVERY;
+        ok
+    }
+}
+
+pub(super) fn build_group(
+    plan: &GroupPlan<'_>,
+    nslots: usize,
+    split: usize,
+    budget: &Budget,
+) -> Result<Group, Stop> {
     let depth = plan.levels.len();
     let free = depth == 1 && plan.levels[0].gens.is_empty() && plan.levels[0].checks.is_empty();
     if free {
@@ -40,25 +136,28 @@ pub(super) fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> 
     let mut starts: Vec<OffVec> = Vec::with_capacity(depth);
     let mut level0 = IdxVec::for_domain(plan.levels[0].domain.len());
     let mut dead = 0usize;
-    let first = memos[0].valid(plan, 0, &mut bound);
-    let mut frontier: Vec<u32> = (0..first.len()).map(|i| first.get(i)).collect();
+    let mut frontier: Vec<u32> = memos[0].valid(&plan.levels[0], &mut bound).to_vec();
     level0.extend_u32(&frontier);
     vals.push(level0);
     let mut s = 0;
     while s + 2 < depth && frontier.len() / (s + 1) < split && !frontier.is_empty() {
-        let mut next = IdxVec::for_domain(plan.levels[s + 1].domain.len());
+        let lp = &plan.levels[s + 1];
+        let mut next = IdxVec::for_domain(lp.domain.len());
         let mut st = vec![0u64];
         let mut nf = Vec::new();
         for path in frontier.chunks(s + 1) {
             set_path(plan, path, &mut bound);
-            let valid = memos[s + 1].valid(plan, s + 1, &mut bound);
-            dead += (valid.len() == 0) as usize;
-            for c in (0..valid.len()).map(|i| valid.get(i)) {
-                next.push(c);
+            let valid = memos[s + 1].valid(lp, &mut bound);
+            dead += valid.is_empty() as usize;
+            next.extend_u32(valid);
+            for &c in valid {
                 nf.extend_from_slice(path);
                 nf.push(c);
             }
             st.push(next.len() as u64);
+        }
+        if !budget.add((next.bytes() + st.len() * 8 + nf.len() * 4) as u64) {
+            return Err(Stop::Memory);
         }
         starts.push(OffVec::from_u64(st));
         vals.push(next);
@@ -66,37 +165,7 @@ pub(super) fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> 
         s += 1;
     }
     if depth > 1 {
-        // Subtrees below level `s`: in parallel chunks when the frontier is wide (many
-        // chunks, so that skewed subtrees still spread over the threads), else in one go.
-        // Memos are per thread (they only map key values to valid lists, so chunks share).
-        let build_chunk = |memos: &mut Vec<Memo>, nodes: &[u32]| {
-            let mut bound = vec![0u64; nslots];
-            let mut ch = Chunk {
-                starts: (s..depth - 1).map(|_| vec![0u32]).collect(),
-                vals: (s + 1..depth)
-                    .map(|l| IdxVec::for_domain(plan.levels[l].domain.len()))
-                    .collect(),
-                dead: 0,
-            };
-            let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); depth];
-            for path in nodes.chunks(s + 1) {
-                set_path(plan, path, &mut bound);
-                let alive = dfs(plan, s + 1, s, &mut bound, memos, &mut scratch, &mut ch);
-                ch.dead += !alive as usize;
-                ch.starts[0].push(ch.vals[0].len() as u32);
-            }
-            ch
-        };
-        let nodes = frontier.len() / (s + 1);
-        let chunks: Vec<Chunk> = if nodes < split {
-            vec![build_chunk(&mut memos, &frontier)]
-        } else {
-            let per = nodes.div_ceil(rayon::current_num_threads() * 16).max(1);
-            frontier
-                .par_chunks(per * (s + 1))
-                .map_init(|| plan.levels.iter().map(Memo::new).collect(), build_chunk)
-                .collect()
-        };
+        let chunks = grow_subtrees(plan, s, &frontier, nslots, &mut memos, budget)?;
         dead += chunks.iter().map(|c| c.dead).sum::<usize>();
         concat(plan, s, chunks, &mut vals, &mut starts);
     }
@@ -124,6 +193,104 @@ pub(super) fn build_group(plan: &GroupPlan<'_>, nslots: usize, split: usize) -> 
     })
 }
 
+/// Builds the subtrees below the frontier (paths of level-`s` nodes): on this thread while
+/// the work left looks small, then the rest in parallel chunks (many, so that skewed
+/// subtrees still spread over the threads). Chunks come back in frontier order.
+fn grow_subtrees(
+    plan: &GroupPlan<'_>,
+    s: usize,
+    frontier: &[u32],
+    nslots: usize,
+    memos: &mut [Memo],
+    budget: &Budget,
+) -> Result<Vec<Chunk>, Stop> {
+    let nodes = frontier.len() / (s + 1);
+    let mut bound = vec![0u64; nslots];
+    let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); plan.levels.len()];
+    let mut first = Chunk::new(plan, s);
+    let mut done = 0;
+    let mut probe_at = PROBE_WORK;
+    while done < nodes {
+        let path = &frontier[done * (s + 1)..(done + 1) * (s + 1)];
+        grow_one(
+            plan,
+            s,
+            path,
+            &mut bound,
+            memos,
+            &mut scratch,
+            &mut first,
+            budget,
+        );
+        if !budget.ok() {
+            return Err(Stop::Memory);
+        }
+        done += 1;
+        if first.work >= probe_at {
+            probe_at = first.work + PROBE_WORK;
+            let left = first.work / done as u64 * (nodes - done) as u64;
+            if left >= PARALLEL_WORK && nodes - done >= 2 {
+                break;
+            }
+        }
+    }
+    if !first.count(budget) {
+        return Err(Stop::Memory);
+    }
+    let mut chunks = vec![first];
+    if done < nodes {
+        // Memos are per task (they only map key values to valid lists, so chunks share).
+        let rest = &frontier[done * (s + 1)..];
+        let per = (nodes - done)
+            .div_ceil(rayon::current_num_threads() * 16)
+            .max(1);
+        let more: Vec<Chunk> = rest
+            .par_chunks(per * (s + 1))
+            .map_init(
+                || {
+                    let memos: Vec<Memo> = plan.levels.iter().map(Memo::new).collect();
+                    let scratch: Vec<Vec<u32>> = vec![Vec::new(); plan.levels.len()];
+                    (memos, scratch, vec![0u64; nslots])
+                },
+                |(memos, scratch, bound), part| {
+                    let mut ch = Chunk::new(plan, s);
+                    for path in part.chunks(s + 1) {
+                        if !budget.ok() {
+                            break;
+                        }
+                        grow_one(plan, s, path, bound, memos, scratch, &mut ch, budget);
+                    }
+                    ch.count(budget);
+                    ch
+                },
+            )
+            .collect();
+        if !budget.ok() {
+            return Err(Stop::Memory);
+        }
+        chunks.extend(more);
+    }
+    Ok(chunks)
+}
+
+/// Appends the subtree of one frontier node (its path, levels `0..=s`) to `ch`.
+#[allow(clippy::too_many_arguments)]
+fn grow_one(
+    plan: &GroupPlan<'_>,
+    s: usize,
+    path: &[u32],
+    bound: &mut [u64],
+    memos: &mut [Memo],
+    scratch: &mut [Vec<u32>],
+    ch: &mut Chunk,
+    budget: &Budget,
+) {
+    set_path(plan, path, bound);
+    let alive = dfs(plan, s + 1, s, bound, memos, scratch, ch, budget);
+    ch.dead += !alive as usize;
+    ch.starts[0].push(ch.vals[0].len() as u32);
+}
+
 fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
     for (l, &c) in path.iter().enumerate() {
         let lp = &plan.levels[l];
@@ -134,7 +301,8 @@ fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
 /// Appends the subtree below the current node (its prefix, levels `..l`, is in `bound`):
 /// its children on level `l` that have at least one leaf below them, each after its own
 /// subtree, so every level stays in breadth-first order and no node is left without leaves.
-/// Returns whether anything was appended.
+/// Returns whether anything was appended. Stops early once the budget is exhausted.
+#[allow(clippy::too_many_arguments)]
 fn dfs(
     plan: &GroupPlan<'_>,
     l: usize,
@@ -143,47 +311,60 @@ fn dfs(
     memos: &mut [Memo],
     scratch: &mut [Vec<u32>],
     ch: &mut Chunk,
+    budget: &Budget,
 ) -> bool {
     let depth = plan.levels.len();
     let vi = l - s - 1;
-    if l + 1 == depth {
-        let valid = memos[l].valid(plan, l, bound);
-        ch.vals[vi].extend_from(valid);
-        return valid.len() > 0;
-    }
-    let mut list = std::mem::take(&mut scratch[l]);
-    list.clear();
-    memos[l].valid(plan, l, bound).append_to(&mut list);
     let lp = &plan.levels[l];
+    ch.work += 1;
+    if l + 1 == depth {
+        let valid = memos[l].valid(lp, bound);
+        ch.vals[vi].extend_u32(valid);
+        ch.work += valid.len() as u64;
+        return !valid.is_empty();
+    }
     let mut any = false;
     if l + 2 == depth {
         // The children's children are leaves: a tight loop instead of one call per node.
+        let (here_memo, below) = memos.split_at_mut(l + 1);
+        let list = here_memo[l].valid(lp, bound);
         let (vals, leaves) = ch.vals.split_at_mut(vi + 1);
         let (here, leaves) = (&mut vals[vi], &mut leaves[0]);
         let starts = &mut ch.starts[vi + 1];
-        let memo = &mut memos[l + 1];
-        for &c in &list {
+        let (memo, leaf_lp) = (&mut below[0], &plan.levels[l + 1]);
+        let before = leaves.len();
+        for &c in list {
             bound[lp.slot] = lp.domain.raw(c);
-            let valid = memo.valid(plan, l + 1, bound);
-            if valid.len() > 0 {
-                leaves.extend_from(valid);
+            let valid = memo.valid(leaf_lp, bound);
+            if !valid.is_empty() {
+                leaves.extend_u32(valid);
                 here.push(c);
                 starts.push(leaves.len() as u32);
                 any = true;
             }
         }
+        ch.work += (list.len() + leaves.len() - before) as u64;
+        if leaves.len() >= ch.count_at && !ch.count(budget) {
+            return any;
+        }
     } else {
+        let mut list = std::mem::take(&mut scratch[l]);
+        list.clear();
+        list.extend_from_slice(memos[l].valid(lp, bound));
         for &c in &list {
             bound[lp.slot] = lp.domain.raw(c);
-            if dfs(plan, l + 1, s, bound, memos, scratch, ch) {
+            if dfs(plan, l + 1, s, bound, memos, scratch, ch, budget) {
                 ch.vals[vi].push(c);
                 let next = ch.vals[vi + 1].len() as u32;
                 ch.starts[vi + 1].push(next);
                 any = true;
             }
+            if !budget.ok() {
+                break;
+            }
         }
+        scratch[l] = list;
     }
-    scratch[l] = list;
     any
 }
 

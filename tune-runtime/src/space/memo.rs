@@ -1,18 +1,20 @@
 //! Memoisation of a level's valid values by the values of the slots its rules read.
+//!
+//! Lists live in one flat arena per level (no allocation per list); the arena is emptied,
+//! and every remembered key forgotten, when it would outgrow its capacity.
 
-use super::plan::{Check, GroupPlan, LevelPlan};
-use super::tree::IdxVec;
-use crate::param::Bound;
+use super::plan::{Check, LevelPlan};
 
 /// A level's valid values under recently seen values of the slots its rules read
 /// (direct-mapped), so that repeated sub-problems are solved once.
 pub(super) struct Memo {
     klen: usize,
+    /// `klen` words per way.
     keys: Vec<u64>,
-    lists: Vec<IdxVec>,
-    filled: Vec<bool>,
+    /// Each way's list in `arena`, as `(start, end)`; `None` until filled.
+    spans: Vec<Option<(u32, u32)>>,
+    arena: Vec<u32>,
     cands: Vec<u32>,
-    valid: Vec<u32>,
     /// The ways used last and before: consecutive nodes often share their key, or
     /// alternate between two.
     last: usize,
@@ -25,7 +27,8 @@ pub(super) struct Memo {
     hits: usize,
     /// Whether keys are short enough to be compared at all.
     enabled: bool,
-    domain_len: u64,
+    /// Arena entries kept before it is emptied (at least one full list).
+    arena_cap: usize,
 }
 
 const MEMO_WAYS: usize = 256;
@@ -33,88 +36,68 @@ const MEMO_WAYS: usize = 256;
 const MEMO_PROBATION: usize = 1024;
 /// Longest key that is memoised; levels reading more slots are recomputed each time.
 const MEMO_MAX_KEY: usize = 12;
+/// Arena entries per level: 256 KiB, so that a level's lists stay in cache.
+const ARENA_ENTRIES: usize = 1 << 16;
 
 impl Memo {
     pub(super) fn new(lp: &LevelPlan<'_>) -> Self {
         let klen = lp.key.len();
+        let enabled = klen <= MEMO_MAX_KEY;
         Memo {
             klen,
             keys: Vec::new(),
-            lists: Vec::new(),
-            filled: Vec::new(),
+            spans: Vec::new(),
+            arena: Vec::new(),
             cands: Vec::new(),
-            valid: Vec::new(),
             last: 0,
             prev: 0,
-            ways: if klen == 0 || klen > MEMO_MAX_KEY {
-                1
-            } else {
-                MEMO_WAYS
-            },
+            ways: if klen == 0 || !enabled { 1 } else { MEMO_WAYS },
             lookups: 0,
             hits: 0,
-            enabled: klen <= MEMO_MAX_KEY,
-            domain_len: lp.domain.len(),
+            enabled,
+            arena_cap: ARENA_ENTRIES.max(lp.domain.len().min(u32::MAX as u64) as usize),
         }
     }
 
-    /// The valid values (domain indices) of level `l` under the prefix in `bound`.
+    /// The valid values (domain indices, ascending) of level `lp` under the prefix in
+    /// `bound` (the level's own slot is overwritten).
     #[inline(always)]
-    pub(super) fn valid<'m>(
-        &'m mut self,
-        plan: &GroupPlan<'_>,
-        l: usize,
-        bound: &mut [u64],
-    ) -> &'m IdxVec {
+    pub(super) fn valid(&mut self, lp: &LevelPlan<'_>, bound: &mut [u64]) -> &[u32] {
         // Fast path: the key of one of the last two lookups (siblings usually share it).
-        let klen = self.klen;
         if self.enabled {
-            let key = &plan.levels[l].key;
+            let klen = self.klen;
             for way in [self.last, self.prev] {
-                if self.filled.get(way) == Some(&true)
-                    && key
-                        .iter()
-                        .zip(&self.keys[way * klen..])
-                        .all(|(&s, &k)| bound[s] == k)
-                {
-                    return &self.lists[way];
+                if let Some(Some((a, b))) = self.spans.get(way) {
+                    let stored = &self.keys[way * klen..(way + 1) * klen];
+                    if lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                        return &self.arena[*a as usize..*b as usize];
+                    }
                 }
             }
         }
-        self.valid_slow(plan, l, bound)
+        self.valid_slow(lp, bound)
     }
 
     #[inline(never)]
-    pub(super) fn valid_slow<'m>(
-        &'m mut self,
-        plan: &GroupPlan<'_>,
-        l: usize,
-        bound: &mut [u64],
-    ) -> &'m IdxVec {
-        let lp = &plan.levels[l];
+    fn valid_slow(&mut self, lp: &LevelPlan<'_>, bound: &mut [u64]) -> &[u32] {
         let klen = self.klen;
+        if !self.enabled {
+            self.arena.clear();
+            compute_valid(lp, bound, &mut self.cands, &mut self.arena);
+            return &self.arena;
+        }
         if self.ways > 1 && self.lookups == MEMO_PROBATION && self.hits * 4 < self.lookups {
             // Keys rarely repeat beyond the last two: keep only the last one.
             self.ways = 1;
-            self.lists.clear();
-        }
-        if !self.enabled {
-            if self.lists.is_empty() {
-                self.lists.push(IdxVec::for_domain(self.domain_len));
-            }
-            compute_valid(lp, bound, &mut self.cands, &mut self.valid);
-            let list = &mut self.lists[0];
-            list.clear();
-            list.extend_u32(&self.valid);
-            return list;
+            self.spans.clear();
         }
         self.lookups += 1;
-        if self.lists.is_empty() {
+        if self.spans.is_empty() {
             self.last = 0;
             self.prev = 0;
             self.keys = vec![0; self.ways * klen];
-            self.lists = vec![IdxVec::for_domain(self.domain_len); self.ways];
-            self.filled = vec![false; self.ways];
+            self.spans = vec![None; self.ways];
+            self.arena.clear();
         }
         let way = if self.ways == 1 {
             0
@@ -124,40 +107,44 @@ impl Memo {
                 h = (h ^ bound[s]).wrapping_mul(0x100_0000_01B3).rotate_left(23);
             }
             let way = (h ^ (h >> 29)) as usize & (self.ways - 1);
-            let stored = &self.keys[way * klen..(way + 1) * klen];
-            if self.filled[way] && lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
-                self.hits += 1;
-                self.prev = std::mem::replace(&mut self.last, way);
-                return &self.lists[way];
+            if let Some((a, b)) = self.spans[way] {
+                let stored = &self.keys[way * klen..(way + 1) * klen];
+                if lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                    self.hits += 1;
+                    self.prev = std::mem::replace(&mut self.last, way);
+                    return &self.arena[a as usize..b as usize];
+                }
             }
             way
         };
-        {
-            for (k, &s) in self.keys[way * klen..(way + 1) * klen]
-                .iter_mut()
-                .zip(&lp.key)
-            {
-                *k = bound[s];
-            }
-            self.filled[way] = true;
-            self.prev = std::mem::replace(&mut self.last, way);
+        if self.arena.len() >= self.arena_cap || self.ways == 1 {
+            // Forget every list rather than track which ones are still in use.
+            self.arena.clear();
+            self.spans.iter_mut().for_each(|s| *s = None);
         }
-        compute_valid(lp, bound, &mut self.cands, &mut self.valid);
-        let list = &mut self.lists[way];
-        list.clear();
-        list.extend_u32(&self.valid);
-        list
+        for (k, &s) in self.keys[way * klen..(way + 1) * klen]
+            .iter_mut()
+            .zip(&lp.key)
+        {
+            *k = bound[s];
+        }
+        let start = self.arena.len();
+        compute_valid(lp, bound, &mut self.cands, &mut self.arena);
+        let end = self.arena.len();
+        self.spans[way] = Some((start as u32, end as u32));
+        self.prev = std::mem::replace(&mut self.last, way);
+        &self.arena[start..end]
     }
 }
 
-/// The valid values of a level: candidates from its aliases that pass its checks.
+/// Appends to `out` the valid values of a level: candidates from its aliases that pass
+/// its checks.
 pub(super) fn compute_valid(
     lp: &LevelPlan<'_>,
     bound: &mut [u64],
     cands: &mut Vec<u32>,
     out: &mut Vec<u32>,
 ) {
-    out.clear();
     lp.candidates(bound, cands);
     if lp.checks.is_empty() {
         out.extend_from_slice(cands);
@@ -173,14 +160,5 @@ pub(super) fn compute_valid(
 
 #[inline]
 pub(super) fn passes(checks: &[Check<'_>], bound: &[u64]) -> bool {
-    let b = Bound::new(bound);
-    checks.iter().all(|c| match c {
-        Check::Pred(p) => p(&b),
-        Check::Late {
-            owner,
-            op,
-            rhs,
-            to_i128,
-        } => rhs(&b).is_some_and(|r| op.holds(to_i128(bound[*owner]), r)),
-    })
+    checks.iter().all(|c| c.holds(bound))
 }

@@ -2,19 +2,111 @@
 //! components of the constraint graph), each group's build order, and each constraint
 //! placed on the level where the last parameter it reads is bound.
 
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use super::builder::ErasedParam;
-use crate::param::{Domain, IntExpr, IntOp, Pred, RuleKind};
+use crate::param::{Bound, Domain, IntExpr, IntOp, Pred, Rule, RuleKind};
+
+/// What one rule may read while the space is built, and how messages name it.
+pub(super) struct Access {
+    /// Bit set of the slots it declared (and its owner's, unless it is an alias's
+    /// right-hand side).
+    readable: Vec<u64>,
+    /// The first slot it read without declaring it, plus one (0: none).
+    stray: AtomicUsize,
+    /// The slots it declared.
+    pub(super) declared: Vec<usize>,
+    /// The label given to it, or its parameter and position.
+    pub(super) label: String,
+}
+
+impl Access {
+    fn new(rule: &Rule<'_>, owner: usize, index: usize, owner_name: &str) -> Self {
+        let mut declared = rule.deps.clone();
+        let is_alias = matches!(rule.kind, RuleKind::Int { .. });
+        if !is_alias {
+            declared.push(owner);
+        }
+        declared.sort_unstable();
+        declared.dedup();
+        let mut readable = vec![0u64; declared.last().map_or(0, |&m| m / 64 + 1)];
+        for &d in &declared {
+            readable[d / 64] |= 1 << (d % 64);
+        }
+        if readable.is_empty() {
+            // Reads nothing: a non-empty set with no bit, so that every read is stray.
+            readable.push(0);
+        }
+        let label = match (&rule.label, &rule.kind) {
+            (Some(l), _) => format!("`{l}`"),
+            (None, RuleKind::Int { op, .. }) => format!("`{}(..)` on `{owner_name}`", op.name()),
+            (None, RuleKind::Pred(_)) => format!("{} of `{owner_name}`", ordinal(index)),
+        };
+        Access {
+            readable,
+            stray: AtomicUsize::new(0),
+            declared,
+            label,
+        }
+    }
+    /// The bound slots as this rule may read them.
+    #[inline]
+    pub(super) fn bound<'b>(&'b self, raw: &'b [u64]) -> Bound<'b> {
+        Bound::restricted(raw, &self.readable, &self.stray)
+    }
+    /// The slot it read without declaring it, if any.
+    pub(super) fn stray(&self) -> Option<usize> {
+        self.stray.load(Ordering::Relaxed).checked_sub(1)
+    }
+}
+
+fn ordinal(index: usize) -> String {
+    format!("constraint #{}", index + 1)
+}
+
+/// An integer alias of the level's own parameter: it generates candidates.
+pub(super) struct Gen<'a> {
+    pub(super) op: IntOp,
+    pub(super) rhs: IntExpr<'a>,
+    pub(super) access: Access,
+}
 
 /// A check applied once the level's parameter is bound.
 pub(super) enum Check<'a> {
-    Pred(Pred<'a>),
+    Pred {
+        pred: Pred<'a>,
+        access: Access,
+    },
     /// An integer alias whose owner was bound earlier than one of its dependencies.
     Late {
         owner: usize,
         op: IntOp,
         rhs: IntExpr<'a>,
         to_i128: fn(u64) -> i128,
+        access: Access,
     },
+}
+
+impl Check<'_> {
+    pub(super) fn access(&self) -> &Access {
+        match self {
+            Check::Pred { access, .. } | Check::Late { access, .. } => access,
+        }
+    }
+    /// Whether the check holds for the bound slots.
+    #[inline]
+    pub(super) fn holds(&self, bound: &[u64]) -> bool {
+        match self {
+            Check::Pred { pred, access } => pred(&access.bound(bound)),
+            Check::Late {
+                owner,
+                op,
+                rhs,
+                to_i128,
+                access,
+            } => rhs(&access.bound(bound)).is_some_and(|r| op.holds(to_i128(bound[*owner]), r)),
+        }
+    }
 }
 
 pub(super) struct LevelPlan<'a> {
@@ -22,11 +114,21 @@ pub(super) struct LevelPlan<'a> {
     pub(super) domain: Domain,
     /// Integer values of a set domain, for the aliases.
     pub(super) set_ints: Vec<i128>,
-    pub(super) gens: Vec<(IntOp, IntExpr<'a>)>,
+    pub(super) gens: Vec<Gen<'a>>,
     pub(super) checks: Vec<Check<'a>>,
     /// The other slots this level's rules read: its valid values depend on nothing else,
     /// so they are memoised by these slots' values.
     pub(super) key: Vec<usize>,
+}
+
+impl LevelPlan<'_> {
+    /// Every rule of the level, for messages.
+    pub(super) fn accesses(&self) -> impl Iterator<Item = &Access> {
+        self.gens
+            .iter()
+            .map(|g| &g.access)
+            .chain(self.checks.iter().map(Check::access))
+    }
 }
 
 pub(super) struct GroupPlan<'a> {
@@ -91,7 +193,9 @@ pub(super) fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> 
                 level_of[s] = l;
             }
             for &owner in &slots {
-                for r in &params[owner].rules {
+                let owner_name = params[owner].info.name();
+                for (k, r) in params[owner].rules.iter().enumerate() {
+                    let access = Access::new(r, owner, k, owner_name);
                     let at = r
                         .deps
                         .iter()
@@ -106,16 +210,22 @@ pub(super) fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> 
                             .filter(|&d| d != lvl.slot),
                     );
                     match &r.kind {
-                        RuleKind::Int { op, rhs } if at == level_of[owner] => {
-                            lvl.gens.push((*op, rhs.clone()))
-                        }
+                        RuleKind::Int { op, rhs } if at == level_of[owner] => lvl.gens.push(Gen {
+                            op: *op,
+                            rhs: rhs.clone(),
+                            access,
+                        }),
                         RuleKind::Int { op, rhs } => lvl.checks.push(Check::Late {
                             owner,
                             op: *op,
                             rhs: rhs.clone(),
                             to_i128: params[owner].info.to_i128,
+                            access,
                         }),
-                        RuleKind::Pred(p) => lvl.checks.push(Check::Pred(p.clone())),
+                        RuleKind::Pred(p) => lvl.checks.push(Check::Pred {
+                            pred: p.clone(),
+                            access,
+                        }),
                     }
                 }
             }
