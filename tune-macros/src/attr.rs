@@ -10,7 +10,7 @@ use crate::decl::parse_crate_path;
 use crate::diag::{closest, list, Errors};
 
 /// The keys of `#[tunable(..)]`.
-pub const KEYS: [&str; 8] = [
+pub const KEYS: [&str; 9] = [
     "crate",
     "technique",
     "abort",
@@ -19,6 +19,7 @@ pub const KEYS: [&str; 8] = [
     "input",
     "device",
     "name",
+    "where",
 ];
 
 /// The search techniques that `technique = ..` may name.
@@ -71,6 +72,8 @@ pub struct Options {
     pub device: Option<syn::Expr>,
     /// `name = "..."`.
     pub name: Option<syn::LitStr>,
+    /// `where = EXPR`, any number: stand-alone constraints over the `#[tp]` arguments.
+    pub wheres: Vec<syn::Expr>,
 }
 
 fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {
@@ -175,6 +178,8 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
         } else if meta.path.is_ident("device") {
             let e: syn::Expr = meta.value()?.parse()?;
             once(&mut o.device, e, &meta.path, errors);
+        } else if meta.path.is_ident("where") {
+            o.wheres.push(meta.value()?.parse()?);
         } else if meta.path.is_ident("name") {
             let s: syn::LitStr = meta.value()?.parse()?;
             once(&mut o.name, s, &meta.path, errors);
@@ -213,8 +218,12 @@ mod tests {
     #[test]
     fn options() {
         let mut e = Errors::default();
-        let o = parse_options(quote!(crate = "renamed", technique = annealing), &mut e);
+        let o = parse_options(
+            quote!(crate = "renamed", technique = annealing, where = a * b <= 64, where = a != b),
+            &mut e,
+        );
         assert!(e.is_empty());
+        assert_eq!(o.wheres.len(), 2);
         assert!(o.krate.is_some());
         assert_eq!(o.technique.as_deref(), Some("annealing"));
         let mut e = Errors::default();

@@ -148,13 +148,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let captured: Vec<Ident> = others.iter().map(|o| o.name.clone()).collect();
     // An argument that only the `#[tp]` bounds read is used: say so, against `unused_variables`.
-    let read = read_by_tps(&tps);
+    let read = read_by_tps(&tps, &opts.wheres);
     let touched: Vec<&Ident> = captured.iter().filter(|c| read.contains(c)).collect();
     if !touched.is_empty() {
         let stmt: syn::Stmt = syn::parse_quote!(let _ = (#(&#touched,)*););
         f.block.stmts.insert(0, stmt);
     }
-    check(&tps, &captured, &mut errors);
+    check(&tps, &opts.wheres, &captured, &mut errors);
     let abort = opts
         .abort
         .as_ref()
@@ -163,7 +163,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let ok = errors.is_empty();
     let compile_errors = errors.to_compile_errors();
     let space = if ok {
-        space_expr(&krate, &tps)
+        space_expr(&krate, &tps, &opts.wheres)
     } else {
         quote!(#krate::__private::invalid_declaration())
     };
@@ -177,9 +177,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Every identifier that the `#[tp]` attributes' expressions mention.
-fn read_by_tps(tps: &[ParamDecl]) -> Vec<Ident> {
+/// Every identifier that the `#[tp]` attributes' expressions and the stand-alone
+/// constraints mention.
+fn read_by_tps(tps: &[ParamDecl], wheres: &[syn::Expr]) -> Vec<Ident> {
     let mut out = Vec::new();
+    for e in wheres {
+        let r = Refs::of(e);
+        out.extend(r.names.into_iter().chain(r.macro_names));
+    }
     for d in tps {
         let exprs = d
             .domain
