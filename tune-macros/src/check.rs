@@ -216,7 +216,7 @@ pub fn check(decls: &[ParamDecl], wheres: &[Expr], captured: &[Ident], errors: &
 pub fn check_where(w: &Expr, decls: &[ParamDecl], captured: &[Ident], errors: &mut Errors) {
     if let Expr::Assign(a) = strip(w) {
         errors.spanned(
-            &a.eq_token,
+            a.eq_token,
             "a stand-alone constraint is a condition; compare with `==`, e.g. `A == 4`",
         );
         return;
