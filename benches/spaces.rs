@@ -4,7 +4,9 @@
 //! `cargo bench --bench spaces -- SPACE` builds one space in this (fresh) process and prints
 //! one JSON line in the format of `../shared/bench/peers/worker.py`, so that
 //! `bench/spaces/run.sh` can run tune beside the Python peers; `-- --all` builds every space
-//! in turn and prints a summary (median of 3 builds). Run in release mode (`cargo bench`
+//! in turn and prints a summary (median of 3 builds); `-- --repeat N SPACE` builds one space
+//! N times (for a profiler). The spaces `T*` are tune's own stencil-shaped spaces, defined
+//! for the peers in `bench/spaces/stencil-spaces.json`. Run in release mode (`cargo bench`
 //! does that).
 
 use std::time::Instant;
@@ -298,8 +300,8 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
-    // Start the thread pool outside the timed region, as the peers import their modules first.
-    let _ = saxpy(1024);
+    // No warm-up: the first construction in a process is what a user's program pays
+    // (small spaces never start the thread pool; large ones start it when they need it).
     if args.iter().any(|a| a == "--all") || args.is_empty() {
         println!("| space | valid | median of 3 | bytes/config |");
         println!("|---|---|---|---|");

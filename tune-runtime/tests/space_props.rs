@@ -191,7 +191,9 @@ fn build_placed(
     split: usize,
     placement: Placement,
 ) -> tune_runtime::Result<Space> {
-    let mut b = SpaceBuilder::new().__split_nodes(split);
+    let mut b = SpaceBuilder::new()
+        .__split_nodes(split)
+        .__parallel_work(split as u64 * 3 - 3);
     let mut loose: Vec<(Vec<usize>, Rule, usize)> = Vec::new();
     let mut params = Vec::new();
     for (i, p) in desc.iter().enumerate() {

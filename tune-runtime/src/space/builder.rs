@@ -5,7 +5,7 @@ use std::panic::{catch_unwind, AssertUnwindSafe};
 use std::sync::Arc;
 
 use super::diagnose::why_empty;
-use super::grow::{build_group, Budget, Stop, SPLIT_NODES};
+use super::grow::{build_group, Budget, Split, Stop, PARALLEL_WORK, SPLIT_NODES};
 use super::plan::{plan_groups, GroupPlan};
 use super::{Group, ParamInfo, Space};
 use crate::param::{Bound, Domain, Param, ParamType, Pred, Rule, RuleKind};
@@ -36,6 +36,7 @@ pub struct SpaceBuilder<'a> {
     loose: Vec<Loose<'a>>,
     errors: Vec<Error>,
     split_nodes: Option<usize>,
+    parallel_work: Option<u64>,
     memory_limit: u64,
 }
 
@@ -46,6 +47,7 @@ impl Default for SpaceBuilder<'_> {
             loose: Vec::new(),
             errors: Vec::new(),
             split_nodes: None,
+            parallel_work: None,
             memory_limit: DEFAULT_MEMORY_LIMIT,
         }
     }
@@ -138,6 +140,15 @@ impl<'a> SpaceBuilder<'a> {
         self
     }
 
+    /// Testing knob: the work done on the calling thread before the rest of a group goes
+    /// to the thread pool (default about half a millisecond's). 0 exercises the parallel
+    /// path on small spaces.
+    #[doc(hidden)]
+    pub fn __parallel_work(mut self, work: u64) -> Self {
+        self.parallel_work = Some(work);
+        self
+    }
+
     /// Builds the space.
     ///
     /// # Errors
@@ -154,6 +165,7 @@ impl<'a> SpaceBuilder<'a> {
             loose,
             mut errors,
             split_nodes,
+            parallel_work,
             memory_limit,
         } = self;
         place(&mut params, loose, &mut errors);
@@ -161,7 +173,10 @@ impl<'a> SpaceBuilder<'a> {
         if !errors.is_empty() {
             return Err(together(errors));
         }
-        let split = split_nodes.unwrap_or(SPLIT_NODES);
+        let split = Split {
+            nodes: split_nodes.unwrap_or(SPLIT_NODES),
+            work: parallel_work.unwrap_or(PARALLEL_WORK),
+        };
         let plans = plan_groups(&params);
         let infos: Arc<[ParamInfo]> = params.into_iter().map(|p| p.info).collect();
         let budget = Budget::new(memory_limit);

@@ -1,7 +1,7 @@
 //! Growing a group's tree of valid prefixes: the top levels breadth first, then subtrees
-//! depth first, concatenated level by level. Subtrees are built on the calling thread while
-//! the work left looks small, and in parallel chunks on rayon's pool once it looks large, so
-//! that small spaces never pay for starting the pool.
+//! depth first, concatenated level by level. Subtrees are built on the calling thread first,
+//! and in parallel chunks on rayon's pool once the work done passes a threshold, so that
+//! small spaces never pay for starting the pool.
 
 use std::sync::atomic::{AtomicBool, AtomicU64, Ordering};
 
@@ -32,12 +32,12 @@ pub(super) struct Chunk {
 /// Nodes on the level where the build splits into subtrees.
 pub(super) const SPLIT_NODES: usize = 512;
 
-/// Work (see [`Chunk::work`]) left at which subtrees go to rayon's pool. Starting the pool
-/// costs 0.2-0.3 ms (two threads); one unit of work costs a few nanoseconds, so below
-/// about 10^5 units the pool would cost as much as it saves.
-const PARALLEL_WORK: u64 = 1 << 17;
-/// Work done on the calling thread between two estimates of the work left.
-const PROBE_WORK: u64 = 1 << 13;
+/// Work (see [`Chunk::work`]) done on the calling thread before the remaining subtrees go
+/// to rayon's pool. Starting the pool costs 0.2-0.3 ms (two threads) and one unit of work
+/// a few nanoseconds, so a construction that ends within about 10^5 units never pays for
+/// the pool, and one that does not pays for it after at most about half a millisecond.
+/// (Extrapolating the work left from the first subtrees misjudges skewed trees.)
+pub(super) const PARALLEL_WORK: u64 = 1 << 17;
 /// Leaves appended to a chunk between two updates of the memory budget.
 const COUNT_EVERY: usize = 1 << 16;
 
@@ -113,10 +113,18 @@ impl Chunk {
     }
 }
 
+/// When construction splits and goes parallel (testing knobs; see [`SPLIT_NODES`] and
+/// [`PARALLEL_WORK`]).
+#[derive(Clone, Copy)]
+pub(super) struct Split {
+    pub(super) nodes: usize,
+    pub(super) work: u64,
+}
+
 pub(super) fn build_group(
     plan: &GroupPlan<'_>,
     nslots: usize,
-    split: usize,
+    split: Split,
     budget: &Budget,
 ) -> Result<Group, Stop> {
     let depth = plan.levels.len();
@@ -140,7 +148,7 @@ pub(super) fn build_group(
     level0.extend_u32(&frontier);
     vals.push(level0);
     let mut s = 0;
-    while s + 2 < depth && frontier.len() / (s + 1) < split && !frontier.is_empty() {
+    while s + 2 < depth && frontier.len() / (s + 1) < split.nodes && !frontier.is_empty() {
         let lp = &plan.levels[s + 1];
         let mut next = IdxVec::for_domain(lp.domain.len());
         let mut st = vec![0u64];
@@ -165,7 +173,7 @@ pub(super) fn build_group(
         s += 1;
     }
     if depth > 1 {
-        let chunks = grow_subtrees(plan, s, &frontier, nslots, &mut memos, budget)?;
+        let chunks = grow_subtrees(plan, s, &frontier, nslots, &mut memos, budget, split.work)?;
         dead += chunks.iter().map(|c| c.dead).sum::<usize>();
         concat(plan, s, chunks, &mut vals, &mut starts);
     }
@@ -193,9 +201,10 @@ pub(super) fn build_group(
     })
 }
 
-/// Builds the subtrees below the frontier (paths of level-`s` nodes): on this thread while
-/// the work left looks small, then the rest in parallel chunks (many, so that skewed
+/// Builds the subtrees below the frontier (paths of level-`s` nodes): on this thread until
+/// `parallel_work` is done, then the rest in parallel chunks (many, so that skewed
 /// subtrees still spread over the threads). Chunks come back in frontier order.
+#[allow(clippy::too_many_arguments)]
 fn grow_subtrees(
     plan: &GroupPlan<'_>,
     s: usize,
@@ -203,13 +212,13 @@ fn grow_subtrees(
     nslots: usize,
     memos: &mut [Memo],
     budget: &Budget,
+    parallel_work: u64,
 ) -> Result<Vec<Chunk>, Stop> {
     let nodes = frontier.len() / (s + 1);
     let mut bound = vec![0u64; nslots];
     let mut scratch: Vec<Vec<u32>> = vec![Vec::new(); plan.levels.len()];
     let mut first = Chunk::new(plan, s);
     let mut done = 0;
-    let mut probe_at = PROBE_WORK;
     while done < nodes {
         let path = &frontier[done * (s + 1)..(done + 1) * (s + 1)];
         grow_one(
@@ -226,12 +235,8 @@ fn grow_subtrees(
             return Err(Stop::Memory);
         }
         done += 1;
-        if first.work >= probe_at {
-            probe_at = first.work + PROBE_WORK;
-            let left = first.work / done as u64 * (nodes - done) as u64;
-            if left >= PARALLEL_WORK && nodes - done >= 2 {
-                break;
-            }
+        if first.work >= parallel_work && nodes - done >= 2 {
+            break;
         }
     }
     if !first.count(budget) {
@@ -333,13 +338,27 @@ fn dfs(
         let starts = &mut ch.starts[vi + 1];
         let (memo, leaf_lp) = (&mut below[0], &plan.levels[l + 1]);
         let before = leaves.len();
-        for &c in list {
-            bound[lp.slot] = lp.domain.raw(c);
+        if plan.reads_parent[l + 1] {
+            for &c in list {
+                bound[lp.slot] = lp.domain.raw(c);
+                let valid = memo.valid(leaf_lp, bound);
+                if !valid.is_empty() {
+                    leaves.extend_u32(valid);
+                    here.push(c);
+                    starts.push(leaves.len() as u32);
+                    any = true;
+                }
+            }
+        } else if let Some(&c0) = list.first() {
+            // The leaves do not depend on this level's value: one list for every sibling.
+            bound[lp.slot] = lp.domain.raw(c0);
             let valid = memo.valid(leaf_lp, bound);
             if !valid.is_empty() {
-                leaves.extend_u32(valid);
-                here.push(c);
-                starts.push(leaves.len() as u32);
+                for &c in list {
+                    leaves.extend_u32(valid);
+                    here.push(c);
+                    starts.push(leaves.len() as u32);
+                }
                 any = true;
             }
         }

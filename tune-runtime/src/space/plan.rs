@@ -134,6 +134,9 @@ impl LevelPlan<'_> {
 pub(super) struct GroupPlan<'a> {
     pub(super) slots: Vec<usize>,
     pub(super) levels: Vec<LevelPlan<'a>>,
+    /// Whether level `l`'s rules read the parameter of level `l - 1`; if not, siblings on
+    /// level `l - 1` share their children's valid values.
+    pub(super) reads_parent: Vec<bool>,
 }
 
 pub(super) fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> {
@@ -232,8 +235,19 @@ pub(super) fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> 
             for lvl in &mut levels {
                 lvl.key.sort_unstable();
                 lvl.key.dedup();
+                // Deepest first: the slots bound last change most often, so a comparison
+                // with a remembered key fails fast.
+                lvl.key
+                    .sort_unstable_by_key(|&s| std::cmp::Reverse(level_of[s]));
             }
-            GroupPlan { slots, levels }
+            let reads_parent = (0..levels.len())
+                .map(|l| l > 0 && levels[l].key.contains(&levels[l - 1].slot))
+                .collect();
+            GroupPlan {
+                slots,
+                levels,
+                reads_parent,
+            }
         })
         .collect()
 }
