@@ -605,3 +605,16 @@ fn huge_spaces_stop_at_the_memory_limit() {
         other => panic!("expected SpaceTooLarge, got {other:?}"),
     }
 }
+
+/// `allow_empty` returns the empty space instead of the error.
+#[test]
+fn empty_spaces_can_be_allowed() {
+    let space = SpaceBuilder::new()
+        .param(Param::<u8>::range("A", 1..=4).constraint(&[], |b| b.get::<u8>(0) > 9))
+        .param(Param::bool("B"))
+        .allow_empty()
+        .build()
+        .unwrap();
+    assert!(space.is_empty());
+    assert_eq!(space.get(0), None);
+}

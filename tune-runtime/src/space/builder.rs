@@ -38,6 +38,7 @@ pub struct SpaceBuilder<'a> {
     split_nodes: Option<usize>,
     parallel_work: Option<u64>,
     memory_limit: u64,
+    allow_empty: bool,
 }
 
 impl Default for SpaceBuilder<'_> {
@@ -49,6 +50,7 @@ impl Default for SpaceBuilder<'_> {
             split_nodes: None,
             parallel_work: None,
             memory_limit: DEFAULT_MEMORY_LIMIT,
+            allow_empty: false,
         }
     }
 }
@@ -132,6 +134,13 @@ impl<'a> SpaceBuilder<'a> {
         self
     }
 
+    /// Returns a space without any valid configuration instead of [`Error::EmptySpace`],
+    /// for code that handles an empty space itself (e.g. a search technique's tests).
+    pub fn allow_empty(mut self) -> Self {
+        self.allow_empty = true;
+        self
+    }
+
     /// Testing knob: the number of nodes at which construction splits into subtrees
     /// (default 512). Small values exercise the subtree path on small spaces.
     #[doc(hidden)]
@@ -167,9 +176,10 @@ impl<'a> SpaceBuilder<'a> {
             split_nodes,
             parallel_work,
             memory_limit,
+            allow_empty,
         } = self;
         place(&mut params, loose, &mut errors);
-        validate(&params, &mut errors);
+        validate(&params, allow_empty, &mut errors);
         if !errors.is_empty() {
             return Err(together(errors));
         }
@@ -202,7 +212,7 @@ impl<'a> SpaceBuilder<'a> {
         for (plan, g) in plans.iter().zip(built) {
             strays(plan, &infos, &mut errors);
             match g {
-                Ok(g) if g.count() == 0 => errors.push(why_empty(plan, &infos)),
+                Ok(g) if g.count() == 0 && !allow_empty => errors.push(why_empty(plan, &infos)),
                 Ok(g) => groups.push(g),
                 Err(Stop::Memory) => errors.push(Error::SpaceTooLarge {
                     params: names(plan, &infos),
@@ -277,7 +287,7 @@ fn place<'a>(params: &mut [ErasedParam<'a>], loose: Vec<Loose<'a>>, errors: &mut
     }
 }
 
-fn validate(params: &[ErasedParam<'_>], errors: &mut Vec<Error>) {
+fn validate(params: &[ErasedParam<'_>], allow_empty: bool, errors: &mut Vec<Error>) {
     let n = params.len();
     let mut names: Vec<&str> = params.iter().map(|p| p.info.name.as_str()).collect();
     names.sort_unstable();
@@ -290,7 +300,7 @@ fn validate(params: &[ErasedParam<'_>], errors: &mut Vec<Error>) {
         }
     }
     for (slot, p) in params.iter().enumerate() {
-        if p.info.domain.len() == 0 && !p.invalid {
+        if p.info.domain.len() == 0 && !p.invalid && !allow_empty {
             errors.push(Error::EmptySpace {
                 params: vec![p.info.name.clone()],
                 at: p.info.name.clone(),
