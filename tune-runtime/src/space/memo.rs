@@ -5,9 +5,26 @@
 
 use super::plan::{Check, LevelPlan};
 
+/// What a memo remembers.
+#[derive(Clone, Copy)]
+enum What {
+    /// The level's valid values.
+    Level,
+    /// The candidates that pass one check of the level (`LevelPlan::split`).
+    Check(usize),
+}
+
 /// A level's valid values under recently seen values of the slots its rules read
 /// (direct-mapped), so that repeated sub-problems are solved once.
 pub(super) struct Memo {
+    what: What,
+    /// The slots whose values decide the list.
+    key: Vec<usize>,
+    /// One memo per check, when the level is split; the level's list is their
+    /// intersection.
+    subs: Vec<Memo>,
+    /// Scratch for intersections.
+    tmp: Vec<u32>,
     klen: usize,
     /// `klen` words per way.
     keys: Vec<u64>,
@@ -41,9 +58,24 @@ const ARENA_ENTRIES: usize = 1 << 16;
 
 impl Memo {
     pub(super) fn new(lp: &LevelPlan<'_>) -> Self {
-        let klen = lp.key.len();
+        let mut m = Memo::with_key(lp, What::Level, lp.key.clone());
+        m.subs = lp
+            .split
+            .iter()
+            .enumerate()
+            .map(|(i, k)| Memo::with_key(lp, What::Check(i), k.clone()))
+            .collect();
+        m
+    }
+
+    fn with_key(lp: &LevelPlan<'_>, what: What, key: Vec<usize>) -> Self {
+        let klen = key.len();
         let enabled = klen <= MEMO_MAX_KEY;
         Memo {
+            what,
+            key,
+            subs: Vec::new(),
+            tmp: Vec::new(),
             klen,
             keys: Vec::new(),
             spans: Vec::new(),
@@ -69,7 +101,7 @@ impl Memo {
             for way in [self.last, self.prev] {
                 if let Some(Some((a, b))) = self.spans.get(way) {
                     let stored = &self.keys[way * klen..(way + 1) * klen];
-                    if lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                    if self.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
                         return &self.arena[*a as usize..*b as usize];
                     }
                 }
@@ -83,7 +115,7 @@ impl Memo {
         let klen = self.klen;
         if !self.enabled {
             self.arena.clear();
-            compute_valid(lp, bound, &mut self.cands, &mut self.arena);
+            self.fill(lp, bound);
             return &self.arena;
         }
         if self.ways > 1 && self.lookups == MEMO_PROBATION && self.hits * 4 < self.lookups {
@@ -103,13 +135,13 @@ impl Memo {
             0
         } else {
             let mut h: u64 = 0x9E37_79B9_7F4A_7C15;
-            for &s in &lp.key {
+            for &s in &self.key {
                 h = (h ^ bound[s]).wrapping_mul(0x100_0000_01B3).rotate_left(23);
             }
             let way = (h ^ (h >> 29)) as usize & (self.ways - 1);
             if let Some((a, b)) = self.spans[way] {
                 let stored = &self.keys[way * klen..(way + 1) * klen];
-                if lp.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
+                if self.key.iter().zip(stored).all(|(&s, &k)| bound[s] == k) {
                     self.hits += 1;
                     self.prev = std::mem::replace(&mut self.last, way);
                     return &self.arena[a as usize..b as usize];
@@ -124,16 +156,60 @@ impl Memo {
         }
         for (k, &s) in self.keys[way * klen..(way + 1) * klen]
             .iter_mut()
-            .zip(&lp.key)
+            .zip(&self.key)
         {
             *k = bound[s];
         }
         let start = self.arena.len();
-        compute_valid(lp, bound, &mut self.cands, &mut self.arena);
+        self.fill(lp, bound);
         let end = self.arena.len();
         self.spans[way] = Some((start as u32, end as u32));
         self.prev = std::mem::replace(&mut self.last, way);
         &self.arena[start..end]
+    }
+}
+
+impl Memo {
+    /// Appends this memo's list under the prefix in `bound` to the arena.
+    fn fill(&mut self, lp: &LevelPlan<'_>, bound: &mut [u64]) {
+        match self.what {
+            What::Check(i) => {
+                lp.candidates(bound, &mut self.cands);
+                for &c in &self.cands {
+                    bound[lp.slot] = lp.domain.raw(c);
+                    if lp.checks[i].holds(bound) {
+                        self.arena.push(c);
+                    }
+                }
+            }
+            What::Level if self.subs.is_empty() => {
+                compute_valid(lp, bound, &mut self.cands, &mut self.arena)
+            }
+            What::Level => {
+                // Each check's passing values, memoised on its own key, intersected.
+                let (first, rest) = self.subs.split_at_mut(1);
+                self.tmp.clear();
+                self.tmp.extend_from_slice(first[0].valid(lp, bound));
+                for sub in rest {
+                    if self.tmp.is_empty() {
+                        break;
+                    }
+                    let other = sub.valid(lp, bound);
+                    let (mut i, mut j, mut n) = (0, 0, 0);
+                    while i < self.tmp.len() && j < other.len() {
+                        let (a, b) = (self.tmp[i], other[j]);
+                        if a == b {
+                            self.tmp[n] = a;
+                            n += 1;
+                        }
+                        i += (a <= b) as usize;
+                        j += (b <= a) as usize;
+                    }
+                    self.tmp.truncate(n);
+                }
+                self.arena.extend_from_slice(&self.tmp);
+            }
+        }
     }
 }
 

@@ -119,6 +119,11 @@ pub(super) struct LevelPlan<'a> {
     /// The other slots this level's rules read: its valid values depend on nothing else,
     /// so they are memoised by these slots' values.
     pub(super) key: Vec<usize>,
+    /// When several checks read different subsets of `key`: each check's own key (with
+    /// the aliases' slots), so that each check's passing values are memoised on their own
+    /// (their keys repeat far more often than the whole key) and intersected. Empty when
+    /// the level is not split.
+    pub(super) split: Vec<Vec<usize>>,
 }
 
 impl LevelPlan<'_> {
@@ -187,6 +192,7 @@ pub(super) fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> 
                         gens: Vec::new(),
                         checks: Vec::new(),
                         key: Vec::new(),
+                        split: Vec::new(),
                     }
                 })
                 .collect();
@@ -239,6 +245,7 @@ pub(super) fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> 
                 // with a remembered key fails fast.
                 lvl.key
                     .sort_unstable_by_key(|&s| std::cmp::Reverse(level_of[s]));
+                lvl.split = check_keys(lvl, &level_of);
             }
             let reads_parent = (0..levels.len())
                 .map(|l| l > 0 && levels[l].key.contains(&levels[l - 1].slot))
@@ -250,6 +257,41 @@ pub(super) fn plan_groups<'a>(params: &[ErasedParam<'a>]) -> Vec<GroupPlan<'a>> 
             }
         })
         .collect()
+}
+
+/// The keys of a level's checks, if memoising them one by one is worth it: two checks or
+/// more, each reading fewer slots than the level (a check that reads them all repeats its
+/// key no more often than the level does).
+fn check_keys(lvl: &LevelPlan<'_>, level_of: &[usize]) -> Vec<Vec<usize>> {
+    if lvl.checks.len() < 2 {
+        return Vec::new();
+    }
+    let gens: Vec<usize> = lvl
+        .gens
+        .iter()
+        .flat_map(|g| g.access.declared.iter().copied())
+        .collect();
+    let keys: Vec<Vec<usize>> = lvl
+        .checks
+        .iter()
+        .map(|c| {
+            let mut k: Vec<usize> = c.access().declared.clone();
+            if let Check::Late { owner, .. } = c {
+                k.push(*owner);
+            }
+            k.extend(&gens);
+            k.retain(|&s| s != lvl.slot);
+            k.sort_unstable();
+            k.dedup();
+            k.sort_unstable_by_key(|&s| std::cmp::Reverse(level_of[s]));
+            k
+        })
+        .collect();
+    if keys.iter().all(|k| k.len() < lvl.key.len()) {
+        keys
+    } else {
+        Vec::new()
+    }
 }
 
 /// The order in which a group's parameters are bound: every parameter after those its rules
