@@ -618,3 +618,32 @@ fn empty_spaces_can_be_allowed() {
     assert!(space.is_empty());
     assert_eq!(space.get(0), None);
 }
+
+/// A level whose two checks read different parameters is memoised check by check: the
+/// same configurations as brute force.
+#[test]
+fn checks_memoised_one_by_one_match_brute_force() {
+    let space = SpaceBuilder::new()
+        .param(Param::<u32>::range("A", 1..=6))
+        .param(Param::<u32>::range("B", 1..=6))
+        .param(
+            Param::<u32>::range("C", 1..=12)
+                .constraint(&[0], |b| (b.get::<u32>(0) + b.get::<u32>(2)) % 3 == 0)
+                .constraint(&[1], |b| b.get::<u32>(1) * b.get::<u32>(2) <= 24),
+        )
+        .build()
+        .unwrap();
+    let mut want = BTreeSet::new();
+    for a in 1..=6u32 {
+        for b in 1..=6u32 {
+            for c in (1..=12u32).filter(|c| (a + c) % 3 == 0 && b * c <= 24) {
+                want.insert(vec![a as i64, b as i64, c as i64]);
+            }
+        }
+    }
+    let got: BTreeSet<Vec<i64>> = space
+        .iter()
+        .map(|c| (0..3).map(|i| c.get::<u32>(i) as i64).collect())
+        .collect();
+    assert_eq!(got, want);
+}
