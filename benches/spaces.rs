@@ -283,6 +283,21 @@ fn build(name: &str) -> Option<tune::Result<Space>> {
     })
 }
 
+/// CPU time of this process so far (every thread), in seconds: unlike the wall time, it
+/// does not grow when other processes take the cores.
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
+}
+
 /// Peak resident set of this process so far, in KiB.
 fn maxrss_kib() -> u64 {
     std::fs::read_to_string("/proc/self/status")
@@ -327,33 +342,47 @@ fn main() {
         }
         return;
     }
-    // `--repeat N SPACE`: builds SPACE N times (for a profiler) and prints the median.
+    // `--repeat N SPACE`: builds SPACE N times in this process (for a profiler, and for
+    // steady-state costs) and prints the median wall and CPU time per construction.
     if let [flag, n, name] = args.as_slice() {
         if flag == "--repeat" {
             let n: usize = n.parse().unwrap_or(1).max(1);
-            let mut times: Vec<f64> = (0..n)
-                .map(|_| {
-                    let t = Instant::now();
-                    let _ = build(name);
-                    t.elapsed().as_secs_f64()
-                })
-                .collect();
-            times.sort_by(f64::total_cmp);
-            println!("{name}: median {:.3} ms of {n}", times[n / 2] * 1e3);
+            let mut wall = Vec::with_capacity(n);
+            let mut cpu = Vec::with_capacity(n);
+            let mut count = 0;
+            for _ in 0..n {
+                let (c, t) = (cpu_seconds(), Instant::now());
+                let built = build(name);
+                wall.push(t.elapsed().as_secs_f64());
+                cpu.push(cpu_seconds() - c);
+                if let Some(Ok(s)) = built {
+                    count = s.len();
+                }
+            }
+            wall.sort_by(f64::total_cmp);
+            cpu.sort_by(f64::total_cmp);
+            println!(
+                "{name}: {count} valid; median of {n}: wall {:.3} ms, CPU {:.3} ms, {:.1} ns/valid (CPU)",
+                wall[n / 2] * 1e3,
+                cpu[n / 2] * 1e3,
+                cpu[n / 2] * 1e9 / count.max(1) as f64
+            );
             return;
         }
     }
     for name in &args {
         let before = maxrss_kib();
+        let cpu = cpu_seconds();
         let t = Instant::now();
         let result = build(name);
         let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu;
         let line = match result {
             Some(Ok(s)) if std::env::var_os("TUNE_BENCH_DEBUG").is_some() => {
                 format!("{:?}\n{:?}\n{:?}", s.groups(), s.__build_order(), s.__level_sizes())
             }
             Some(Ok(s)) => format!(
-                "{{\"peer\": \"tune\", \"space\": \"{name}\", \"count\": {}, \"seconds\": {secs}, \"rss_before_kib\": {before}, \"maxrss_kib\": {}, \"bytes\": {}}}",
+                "{{\"peer\": \"tune\", \"space\": \"{name}\", \"count\": {}, \"seconds\": {secs}, \"cpu_seconds\": {cpu}, \"rss_before_kib\": {before}, \"maxrss_kib\": {}, \"bytes\": {}}}",
                 s.len(),
                 maxrss_kib(),
                 s.memory_bytes()

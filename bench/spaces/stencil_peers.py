@@ -6,6 +6,7 @@ construction in a fresh process. Prints one JSON line per run and writes a markd
 
     python3 stencil_peers.py --tune BIN [--reps 3] [--timeout 600] [--out stencil-results]
     python3 stencil_peers.py --worker PEER SPACE      (one construction; used by the above)
+    python3 stencil_peers.py --table stencil-results.json  (the table again, from the runs)
 """
 import argparse
 import gc
@@ -76,9 +77,38 @@ def fmt(s):
     return f"{s:.2f} s"
 
 
+def table(results, py_peers):
+    """Markdown: each peer's median wall time, tune's wall and CPU time (every thread),
+    and tune's speedup over the fastest peer."""
+    peers = ["tune"] + py_peers
+    lines = ["| space | valid | tune time | tune CPU | ns/valid (CPU) | "
+             + " | ".join(f"{p} time" for p in py_peers)
+             + " | fastest peer | ×fastest peer | ×fastest peer (CPU) |",
+             "|" + "---|" * (len(py_peers) + 8)]
+    for name, res in results.items():
+        counts = {r["count"] for r in res.values() if r.get("count") is not None}
+        t = res["tune"]
+        ok = [r for r in t.get("runs", []) if "error" not in r]
+        tune_s = t.get("median_s")
+        cpu = [r["cpu_seconds"] for r in ok if "cpu_seconds" in r]
+        tune_cpu = statistics.median(cpu) if cpu else None
+        peer_times = [(res[p]["median_s"], p) for p in py_peers if res[p].get("median_s")]
+        fastest = min(peer_times) if peer_times else None
+        cells = [fmt(res[p].get("median_s")) if res[p].get("median_s") else (res[p].get("status") or "—")
+                 for p in py_peers]
+        ratio = f"{fastest[0] / tune_s:,.0f}×" if fastest and tune_s else "—"
+        ratio_cpu = f"{fastest[0] / tune_cpu:,.0f}×" if fastest and tune_cpu else "—"
+        nsv = f"{tune_cpu * 1e9 / t['count']:.1f}" if tune_cpu and t.get("count") else "—"
+        valid = ", ".join(f"{c:,}" for c in sorted(counts)) + (" ✓ (all agree)" if len(counts) == 1 else " (DISAGREE)")
+        lines.append(f"| {name} | {valid} | {fmt(tune_s)} | {fmt(tune_cpu)} | {nsv} | " + " | ".join(cells)
+                     + f" | {fastest[1] if fastest else '—'} | {ratio} | {ratio_cpu} |")
+    return "\n".join(lines)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--worker", nargs=2)
+    ap.add_argument("--table")
     ap.add_argument("--tune")
     ap.add_argument("--reps", type=int, default=3)
     ap.add_argument("--timeout", type=float, default=600)
@@ -88,6 +118,11 @@ def main():
     a = ap.parse_args()
     if a.worker:
         worker(*a.worker)
+        return
+    if a.table:
+        with open(a.table) as f:
+            results = json.load(f)["spaces"]
+        print(table(results, [p for p in next(iter(results.values())) if p != "tune"]))
         return
     spaces = load()
     py = os.path.join(os.environ.get("VENV", os.path.join(HERE, ".venv")), "bin", "python")
@@ -116,25 +151,10 @@ def main():
     with open(a.out + ".json", "w") as f:
         json.dump({"date": time.strftime("%Y-%m-%dT%H:%M:%S"), "reps_tune": a.reps,
                    "spaces": results}, f, indent=1)
-    peers = ["tune"] + a.peers
-    lines = ["| space | valid | " + " | ".join(f"{p} time" for p in peers)
-             + " | fastest peer | ×fastest peer | tune ns/valid |",
-             "|" + "---|" * (len(peers) + 5)]
-    for name, res in results.items():
-        counts = {r["count"] for r in res.values() if r.get("count") is not None}
-        tune_s = res["tune"]["median_s"]
-        peer_times = [(res[p]["median_s"], p) for p in a.peers if res[p].get("median_s")]
-        fastest = min(peer_times) if peer_times else None
-        cells = [fmt(res[p].get("median_s")) if res[p].get("median_s") else (res[p].get("status") or "—")
-                 for p in peers]
-        ratio = f"{fastest[0] / tune_s:,.0f}×" if fastest and tune_s else "—"
-        nsv = f"{tune_s * 1e9 / res['tune']['count']:.1f}" if tune_s and res["tune"]["count"] else "—"
-        valid = ", ".join(f"{c:,}" for c in sorted(counts)) + ("" if len(counts) == 1 else " (DISAGREE)")
-        lines.append(f"| {name} | {valid} | " + " | ".join(cells)
-                     + f" | {fastest[1] if fastest else '—'} | {ratio} | {nsv} |")
+    text = table(results, a.peers)
     with open(a.out + ".md", "w") as f:
-        f.write("\n".join(lines) + "\n")
-    print("\n".join(lines))
+        f.write(text + "\n")
+    print(text)
 
 
 if __name__ == "__main__":
