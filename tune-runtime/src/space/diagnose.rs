@@ -1,6 +1,7 @@
 //! Why a group has no valid configuration: the first parameter whose every value is
 //! rejected, and the constraints that reject them.
 
+use super::grow::set_path;
 use super::memo::compute_valid;
 use super::plan::{Check, GroupPlan, LevelPlan};
 use super::ParamInfo;
@@ -97,12 +98,5 @@ fn blame(
         all
     } else {
         alone
-    }
-}
-
-fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
-    for (l, &c) in path.iter().enumerate() {
-        let lp = &plan.levels[l];
-        bound[lp.slot] = lp.domain.raw(c);
     }
 }

@@ -296,7 +296,8 @@ fn grow_one(
     ch.starts[0].push(ch.vals[0].len() as u32);
 }
 
-fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
+/// Binds the values of a path (domain indices, level by level) in `bound`.
+pub(super) fn set_path(plan: &GroupPlan<'_>, path: &[u32], bound: &mut [u64]) {
     for (l, &c) in path.iter().enumerate() {
         let lp = &plan.levels[l];
         bound[lp.slot] = lp.domain.raw(c);
