@@ -647,3 +647,26 @@ fn checks_memoised_one_by_one_match_brute_force() {
         .collect();
     assert_eq!(got, want);
 }
+
+/// A two-parameter space whose leaves alone outgrow the limit stops soon after reaching it
+/// (it used to notice only after each parallel task's thousands of subtrees: about 600
+/// million evaluations and gigabytes here, for a limit of 4 MiB, one million leaves).
+#[test]
+fn wide_two_level_spaces_stop_at_the_memory_limit() {
+    use std::sync::atomic::{AtomicU64, Ordering};
+    let evaluations = AtomicU64::new(0);
+    let built = SpaceBuilder::new()
+        .memory_limit(4 << 20)
+        .param(Param::<u32>::range("A", 1..=100_000))
+        .param(Param::<u32>::range("B", 1..=100_000).constraint(&[0], |b| {
+            evaluations.fetch_add(1, Ordering::Relaxed);
+            b.get::<u32>(0) != b.get::<u32>(1)
+        }))
+        .build();
+    assert!(
+        matches!(built, Err(tune_runtime::Error::SpaceTooLarge { .. })),
+        "{built:?}"
+    );
+    let n = evaluations.load(Ordering::Relaxed);
+    assert!(n < 32_000_000, "{n} evaluations before stopping");
+}

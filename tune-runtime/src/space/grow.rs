@@ -294,6 +294,10 @@ fn grow_one(
     let alive = dfs(plan, s + 1, s, bound, memos, scratch, ch, budget);
     ch.dead += !alive as usize;
     ch.starts[0].push(ch.vals[0].len() as u32);
+    // Two-level trees append their leaves here, one list per frontier node.
+    if ch.vals.last().map_or(0, IdxVec::len) >= ch.count_at {
+        ch.count(budget);
+    }
 }
 
 /// Binds the values of a path (domain indices, level by level) in `bound`.
