@@ -4,7 +4,9 @@
 //! `cargo bench --bench spaces -- SPACE` builds one space in this (fresh) process and prints
 //! one JSON line in the format of `../shared/bench/peers/worker.py`, so that
 //! `bench/spaces/run.sh` can run tune beside the Python peers; `-- --all` builds every space
-//! in turn and prints a summary (median of 3 builds). Run in release mode (`cargo bench`
+//! in turn and prints a summary (median of 3 builds); `-- --repeat N SPACE` builds one space
+//! N times (for a profiler). The spaces `T*` are tune's own stencil-shaped spaces, defined
+//! for the peers in `bench/spaces/stencil-spaces.json`. Run in release mode (`cargo bench`
 //! does that).
 
 use std::time::Instant;
@@ -33,6 +35,10 @@ const SPACES: &[&str] = &[
     "S6_cltune_gemm_S64",
     "S6_cltune_gemm_S128",
     "S6_cltune_gemm_S256",
+    "T1_stencil2d_N4096",
+    "T2_stencil3d_N256",
+    "T3_hotspot_temporal",
+    "T4_conv2d_F7",
 ];
 
 /// ATF saxpy (Rasch & Gorlatch, CCPE 2018, Listing 2).
@@ -182,6 +188,71 @@ fn kt_convolution() -> tune::Result<Space> {
     }
 }
 
+/// A 2D 5-point Jacobi stencil on a 4096 x 4096 grid (tune's own stencil space, defined in
+/// `bench/spaces/stencil-spaces.json` for the peers): work-group size, per-thread tile,
+/// vector width, unrolling and shared-memory padding.
+fn stencil2d() -> tune::Result<Space> {
+    let n = 4096usize;
+    tune::space! {
+        BX: usize in 1..=512;
+        BY: usize in 1..=64, BX * BY >= 64 && BX * BY <= 1024;
+        TX: usize in 1..=16, n % (BX * TX) == 0;
+        TY: usize in 1..=16, n % (BY * TY) == 0;
+        VW: usize in [1, 2, 4, 8], TX % VW == 0;
+        UNROLL: usize in [1, 2, 4, 8], TY % UNROLL == 0;
+        PAD: usize in [0, 1, 2, 3], (BX * TX + 2 + PAD) * (BY * TY + 2) * 4 <= 49152;
+    }
+}
+
+/// A 3D radius-4 stencil on a 256^3 grid: 3D work-groups, per-thread tiles, a z loop with
+/// unrolling, register and shared-memory bounds.
+fn stencil3d() -> tune::Result<Space> {
+    let n = 256usize;
+    tune::space! {
+        BX: usize in 1..=256;
+        BY: usize in 1..=64;
+        BZ: usize in 1..=16, BX * BY * BZ >= 32 && BX * BY * BZ <= 1024;
+        TX: usize in 1..=8, n % (BX * TX) == 0;
+        TY: usize in 1..=8, n % (BY * TY) == 0;
+        TZ: usize in 1..=32, n % (BZ * TZ) == 0 && TX * TY * TZ <= 128;
+        UNROLL: usize in [1, 2, 4, 8], TZ % UNROLL == 0;
+        PAD: usize in [0, 1, 2, 3], (BX * TX + 8 + PAD) * (BY * TY + 8) * 4 <= 49152;
+    }
+}
+
+/// A 2D stencil with temporal tiling (several time steps per launch, hotspot-like).
+fn hotspot_temporal() -> tune::Result<Space> {
+    tune::space! {
+        BX: usize in (0..=10).map(|i| 1 << i);
+        BY: usize in (0..=5).map(|i| 1 << i), BX * BY >= 32 && BX * BY <= 1024;
+        TX: usize in 1..=10;
+        TY: usize in 1..=10;
+        T: usize in 1..=10;
+        UT: usize in 1..=10, T % UT == 0;
+        SH: usize in [0, 1],
+            (BX * TX + 2 * T) * (BY * TY + 2 * T) * (2 + SH) * 4 <= 49152;
+        BPSM: usize in [0, 1, 2, 3, 4], BPSM == 0 || BX * BY * BPSM <= 2048;
+    }
+}
+
+/// A 7 x 7 convolution on a 2048 x 2048 image: work-groups, tiles, vector width, and
+/// optional shared-memory staging with padding.
+fn conv2d() -> tune::Result<Space> {
+    let n = 2048usize;
+    tune::space! {
+        BX: usize in 16..=512 step 16;
+        BY: usize in 1..=32, BX * BY >= 64 && BX * BY <= 1024;
+        TX: usize in 1..=8, n % (BX * TX) == 0;
+        TY: usize in 1..=8, n % (BY * TY) == 0;
+        VW: usize in [1, 2, 4], TX % VW == 0;
+        SHMEM: usize in [0, 1];
+        PAD: usize in [0, 1],
+            PAD == 0 || SHMEM == 1,
+            SHMEM == 0 || (BX * TX + 6 + PAD) * (BY * TY + 6) * 4 <= 49152;
+        UNROLL: usize in [0, 1];
+    }
+}
+
 fn build(name: &str) -> Option<tune::Result<Space>> {
     Some(match name {
         "S1_saxpy_N1024" => saxpy(1024),
@@ -204,8 +275,27 @@ fn build(name: &str) -> Option<tune::Result<Space>> {
         "S6_cltune_gemm_S64" => cltune_gemm_unlimited(64),
         "S6_cltune_gemm_S128" => cltune_gemm_unlimited(128),
         "S6_cltune_gemm_S256" => cltune_gemm_unlimited(256),
+        "T1_stencil2d_N4096" => stencil2d(),
+        "T2_stencil3d_N256" => stencil3d(),
+        "T3_hotspot_temporal" => hotspot_temporal(),
+        "T4_conv2d_F7" => conv2d(),
         _ => return None,
     })
+}
+
+/// CPU time of this process so far (every thread), in seconds: unlike the wall time, it
+/// does not grow when other processes take the cores.
+fn cpu_seconds() -> f64 {
+    let mut t = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: `t` is a valid, writable timespec; the call only writes it.
+    let rc = unsafe { libc::clock_gettime(libc::CLOCK_PROCESS_CPUTIME_ID, &mut t) };
+    if rc != 0 {
+        return f64::NAN;
+    }
+    t.tv_sec as f64 + t.tv_nsec as f64 * 1e-9
 }
 
 /// Peak resident set of this process so far, in KiB.
@@ -225,8 +315,8 @@ fn main() {
         .skip(1)
         .filter(|a| a != "--bench")
         .collect();
-    // Start the thread pool outside the timed region, as the peers import their modules first.
-    let _ = saxpy(1024);
+    // No warm-up: the first construction in a process is what a user's program pays
+    // (small spaces never start the thread pool; large ones start it when they need it).
     if args.iter().any(|a| a == "--all") || args.is_empty() {
         println!("| space | valid | median of 3 | bytes/config |");
         println!("|---|---|---|---|");
@@ -252,17 +342,47 @@ fn main() {
         }
         return;
     }
+    // `--repeat N SPACE`: builds SPACE N times in this process (for a profiler, and for
+    // steady-state costs) and prints the median wall and CPU time per construction.
+    if let [flag, n, name] = args.as_slice() {
+        if flag == "--repeat" {
+            let n: usize = n.parse().unwrap_or(1).max(1);
+            let mut wall = Vec::with_capacity(n);
+            let mut cpu = Vec::with_capacity(n);
+            let mut count = 0;
+            for _ in 0..n {
+                let (c, t) = (cpu_seconds(), Instant::now());
+                let built = build(name);
+                wall.push(t.elapsed().as_secs_f64());
+                cpu.push(cpu_seconds() - c);
+                if let Some(Ok(s)) = built {
+                    count = s.len();
+                }
+            }
+            wall.sort_by(f64::total_cmp);
+            cpu.sort_by(f64::total_cmp);
+            println!(
+                "{name}: {count} valid; median of {n}: wall {:.3} ms, CPU {:.3} ms, {:.1} ns/valid (CPU)",
+                wall[n / 2] * 1e3,
+                cpu[n / 2] * 1e3,
+                cpu[n / 2] * 1e9 / count.max(1) as f64
+            );
+            return;
+        }
+    }
     for name in &args {
         let before = maxrss_kib();
+        let cpu = cpu_seconds();
         let t = Instant::now();
         let result = build(name);
         let secs = t.elapsed().as_secs_f64();
+        let cpu = cpu_seconds() - cpu;
         let line = match result {
             Some(Ok(s)) if std::env::var_os("TUNE_BENCH_DEBUG").is_some() => {
                 format!("{:?}\n{:?}\n{:?}", s.groups(), s.__build_order(), s.__level_sizes())
             }
             Some(Ok(s)) => format!(
-                "{{\"peer\": \"tune\", \"space\": \"{name}\", \"count\": {}, \"seconds\": {secs}, \"rss_before_kib\": {before}, \"maxrss_kib\": {}, \"bytes\": {}}}",
+                "{{\"peer\": \"tune\", \"space\": \"{name}\", \"count\": {}, \"seconds\": {secs}, \"cpu_seconds\": {cpu}, \"rss_before_kib\": {before}, \"maxrss_kib\": {}, \"bytes\": {}}}",
                 s.len(),
                 maxrss_kib(),
                 s.memory_bytes()

@@ -19,6 +19,12 @@ pub use tune_runtime::*;
 ///   only the divisors of `n`).
 /// - `default = v`: the value production code uses when nothing better is known.
 ///
+/// A stand-alone constraint, `where EXPR;` (or `where EXPR, EXPR;`), may stand anywhere,
+/// before or after the parameters it reads, e.g. when translating a list of restrictions
+/// from another tuner or a paper. It is a boolean expression over any parameters (no
+/// aliases, since it belongs to no parameter), checked as soon as the last parameter it
+/// reads is bound: exactly as if it had been written on that parameter.
+///
 /// `crate = path;` as the first item names the facade crate when it is renamed.
 ///
 /// ```
@@ -35,6 +41,7 @@ pub use tune_runtime::*;
 ///     K:   Kernel;
 ///     TS:  usize in (0..=4).map(|i| 1 << i);
 ///     ST:  usize in 0..=64 step 8, default = 16;
+///     where X * TS <= 32;
 ///     X:   usize in 1..=4, WPT * X <= 8 || PAD;
 /// }?;
 /// assert!(space.len() > 0);
@@ -123,6 +130,8 @@ pub use tune_macros::space;
 ///   closure evaluator records it); e.g. the GPU's name for a host function that launches
 ///   kernels, or the CPU's model;
 /// - `name = "..."`: the tunable's name in the database (default `module::path::function`);
+/// - `where = EXPR`, as often as needed: a stand-alone constraint over the `#[tp]`
+///   arguments (see [`space!`]), checked once the last argument it reads is bound;
 /// - `crate = "path"`: a renamed facade.
 ///
 /// ```

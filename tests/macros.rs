@@ -138,8 +138,8 @@ fn enum_derive() {
 fn runtime_values_make_errors_not_panics() {
     let n = 0usize;
     let r = tune::space! { A: usize in 1..=n; };
-    // An empty run-time range is allowed by the macro; the runtime decides.
-    let _ = r;
+    // An empty run-time range is allowed by the macro; the runtime reports it.
+    assert!(matches!(r, Err(tune::Error::EmptySpace { .. })), "{r:?}");
     let z = 0usize;
     let r = tune::space! {
         A: usize in 1..=4;
@@ -257,4 +257,82 @@ fn user_functions_macros_and_locals() {
     }
     .unwrap();
     assert_eq!(s.len(), (6 + 3) * 4);
+}
+
+/// The 2D stencil space of the construction bench, with its restrictions as stand-alone
+/// `where` entries (in the order of a restriction list, before and after the parameters)
+/// and written in place: the same space, configuration for configuration.
+#[test]
+fn where_constraints_equal_constraints_in_place() {
+    let n = 256usize;
+    let in_place = tune::space! {
+        BX: usize in 1..=64;
+        BY: usize in 1..=16, BX * BY >= 16 && BX * BY <= 256;
+        TX: usize in 1..=8, n % (BX * TX) == 0;
+        TY: usize in 1..=8, n % (BY * TY) == 0;
+        VW: usize in [1, 2, 4], TX % VW == 0;
+        PAD: usize in [0, 1], (BX * TX + 2 + PAD) * (BY * TY + 2) * 4 <= 16384;
+    }
+    .unwrap();
+    let loose = tune::space! {
+        where BX * BY >= 16 && BX * BY <= 256, n % (BX * TX) == 0;
+        BX: usize in 1..=64;
+        BY: usize in 1..=16;
+        where (BX * TX + 2 + PAD) * (BY * TY + 2) * 4 <= 16384;
+        TX: usize in 1..=8;
+        TY: usize in 1..=8;
+        VW: usize in [1, 2, 4];
+        PAD: usize in [0, 1];
+        where n % (BY * TY) == 0;
+        where TX % VW == 0;
+    }
+    .unwrap();
+    assert!(in_place.len() > 100);
+    assert_eq!(in_place.len(), loose.len());
+    assert_eq!(in_place.groups(), loose.groups());
+    for i in 0..in_place.len() {
+        assert_eq!(in_place.get(i), loose.get(i));
+    }
+}
+
+/// An always-false constraint is reported when the space is built, with its text.
+#[test]
+fn an_empty_space_names_its_constraint() {
+    let n = 64usize;
+    let r = tune::space! {
+        A: usize in 1..=n, divides(n);
+        B: usize in 1..=n;
+        where A * B > n * n;
+    };
+    let Err(e) = r else {
+        panic!("built an empty space")
+    };
+    assert!(
+        e.to_string()
+            .contains("no value of `B` satisfies `A * B > n * n`"),
+        "{e}"
+    );
+}
+
+#[tune::tunable(where = wpt * ls <= x.len(), where = ls != 2)]
+fn stand_alone(
+    x: &[f32],
+    #[tp(1..=x.len(), divides(x.len()))] wpt: usize,
+    #[tp(1..=64)] ls: usize,
+) -> usize {
+    wpt * ls + x.len()
+}
+
+#[test]
+fn tunable_where_constraints() {
+    let x = vec![0f32; 64];
+    let space = StandAloneConfig::space(&x).unwrap();
+    let want = (1..=64usize)
+        .filter(|w| 64 % w == 0)
+        .flat_map(|w| (1..=64usize).map(move |l| (w, l)))
+        .filter(|&(w, l)| w * l <= 64 && l != 2)
+        .count();
+    assert_eq!(space.len(), want as u128);
+    let cfg = StandAloneConfig::try_from(space.get(0).unwrap()).unwrap();
+    assert_eq!(cfg.call(&x), cfg.wpt * cfg.ls + 64);
 }

@@ -16,5 +16,5 @@ cargo build --release --manifest-path "$repo/Cargo.toml" --bench spaces >&2
 bin=$(ls -t "$repo"/target/release/deps/spaces-* | grep -v '\.d$' | head -n 1)
 export VENV=${VENV:-$here/.venv}
 bash "$peers/run_all.sh" --extra-peer "tune=$bin" --out "$here/peers-results" "$@"
-python3 "$here/report.py" "$repo/../shared/bench/spaces.md" "$here/peers-results.json" > "$here/RESULTS.md"
+python3 "$here/report.py" "$peers/../spaces.md" "$here/peers-results.json" > "$here/RESULTS.md"
 cat "$here/RESULTS.md"

@@ -193,9 +193,10 @@ fn lit_key(e: &Expr) -> Option<String> {
     }
 }
 
-/// Runs every check on a declaration. `captured` names the values that are known not to be
-/// parameters (a `#[tunable]` function's other arguments).
-pub fn check(decls: &[ParamDecl], captured: &[Ident], errors: &mut Errors) {
+/// Runs every check on a declaration: its parameters and its stand-alone constraints
+/// (`wheres`). `captured` names the values that are known not to be parameters (a
+/// `#[tunable]` function's other arguments).
+pub fn check(decls: &[ParamDecl], wheres: &[Expr], captured: &[Ident], errors: &mut Errors) {
     check_names(decls, errors);
     for (i, d) in decls.iter().enumerate() {
         if d.broken {
@@ -204,6 +205,64 @@ pub fn check(decls: &[ParamDecl], captured: &[Ident], errors: &mut Errors) {
         check_values(d, decls, errors);
         check_options(d, decls, errors);
         check_constraints(i, decls, captured, errors);
+    }
+    for w in wheres {
+        check_where(w, decls, captured, errors);
+    }
+}
+
+/// A stand-alone constraint: it reads at least one parameter, uses no alias (an alias
+/// constrains the parameter it is written on), and is not an assignment.
+pub fn check_where(w: &Expr, decls: &[ParamDecl], captured: &[Ident], errors: &mut Errors) {
+    if let Expr::Assign(a) = strip(w) {
+        errors.spanned(
+            a.eq_token,
+            "a stand-alone constraint is a condition; compare with `==`, e.g. `A == 4`",
+        );
+        return;
+    }
+    let refs = Refs::of(w);
+    if deps_all(&refs, decls).is_empty() {
+        errors.spanned(
+            w,
+            format!(
+                "the constraint `{}` reads no tuning parameter, so it cannot be checked on any; make it read one (e.g. `A * B <= n`), or remove it",
+                show(w)
+            ),
+        );
+    }
+    let names: Vec<String> = decls.iter().map(|d| d.name.to_string()).collect();
+    let mut reported = BTreeSet::new();
+    for n in &refs.names {
+        let s = n.to_string();
+        if names.contains(&s) || captured.iter().any(|c| *c == s) || !reported.insert(s.clone()) {
+            continue;
+        }
+        if let Some(p) = misspelling(&s, names.iter().map(String::as_str)) {
+            errors.spanned(n, format!("unknown parameter `{s}`; did you mean `{p}`?"));
+        }
+    }
+    for call in &refs.calls {
+        let Some(f) = call_name(call) else { continue };
+        let fs = f.to_string();
+        if ALIASES.contains(&fs.as_str()) {
+            errors.spanned(
+                f,
+                format!(
+                    "`{fs}(..)` constrains the parameter it is written on, and a stand-alone constraint has none; write the condition out (e.g. `n % X == 0` for `X: .., divides(n)`), or write `{fs}(..)` on the parameter"
+                ),
+            );
+        } else if call.args.len() == 1 && !names.contains(&fs) && !captured.iter().any(|c| *c == fs)
+        {
+            if let Some(a) = misspelling(&fs, ALIASES) {
+                errors.spanned(
+                    f,
+                    format!(
+                        "unknown function `{fs}`; the alias `{a}` only applies to a parameter, not in a stand-alone constraint (a function of your own named `{fs}` can be called by path, e.g. `self::{fs}(..)`)"
+                    ),
+                );
+            }
+        }
     }
 }
 
@@ -471,7 +530,7 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
                         )
                     } else {
                         format!(
-                            "`{s}` is declared after `{}`; a constraint may only read parameters declared before it: move this constraint to `{s}`, or declare `{s}` first",
+                            "`{s}` is declared after `{}`; a constraint may only read parameters declared before it: move this constraint to `{s}`, write it on its own as `where ..;` (it is then checked once every parameter it reads is bound), or declare `{s}` first",
                             me.name
                         )
                     };
@@ -543,6 +602,11 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
     }
 }
 
+/// The slots of every parameter that `refs` names, sorted and unique.
+pub fn deps_all(refs: &Refs<'_>, decls: &[ParamDecl]) -> Vec<usize> {
+    deps(refs, decls, decls.len())
+}
+
 /// The slots of the earlier parameters that `refs` names, sorted and unique.
 pub fn deps(refs: &Refs<'_>, decls: &[ParamDecl], before: usize) -> Vec<usize> {
     let mut out = BTreeSet::new();
@@ -562,7 +626,7 @@ mod tests {
 
     fn errors_of(input: SpaceInput) -> Vec<String> {
         let mut e = Errors::default();
-        check(&input.params, &[], &mut e);
+        check(&input.params, &input.wheres, &[], &mut e);
         match e.finish() {
             Ok(()) => vec![],
             Err(e) => e.into_iter().map(|e| e.to_string()).collect(),
@@ -637,6 +701,25 @@ mod tests {
         assert!(errs[1].contains("cannot read `B`"));
         assert!(errs[2].contains("unknown parameter `WTP`; did you mean `WPT`?"));
         assert!(errs[3].contains("did you mean `divides`?"));
+    }
+
+    #[test]
+    fn stand_alone_constraints() {
+        let errs = errors_of(syn::parse_quote! {
+            where A * B <= 64;
+            A: usize in 1..=8;
+            B: usize in 1..=8;
+            where n > 4;
+            where divides(A);
+            where A = 2;
+            where WTP < 3 && B < 8;
+            WPT: usize in 1..=8;
+        });
+        assert_eq!(errs.len(), 4, "{errs:?}");
+        assert!(errs[0].contains("reads no tuning parameter"));
+        assert!(errs[1].contains("`divides(..)` constrains the parameter it is written on"));
+        assert!(errs[2].contains("compare with `==`"));
+        assert!(errs[3].contains("unknown parameter `WTP`; did you mean `WPT`?"));
     }
 
     #[test]

@@ -3,7 +3,8 @@
 //!
 //! ```text
 //! space!   := ("crate" "=" PATH ";")? (ENTRY (";" ENTRY)* ";"?)?
-//! ENTRY    := NAME ":" TYPE ("in" DOMAIN)? ("," ITEM)*
+//! ENTRY    := NAME ":" TYPE ("in" DOMAIN)? ("," ITEM)* | WHERE
+//! WHERE    := "where" EXPR ("," EXPR)*       (stand-alone constraints, anywhere)
 //! #[tp]    := "#[tp]" | "#[tp(" (DOMAIN | ITEM) ("," ITEM)* ")]"
 //! DOMAIN   := RANGE ("step" EXPR)? | "[" EXPR,* "]" | EXPR     (interval, list, generator)
 //! ITEM     := "default" "=" EXPR | CONSTRAINT                    (a boolean expression)
@@ -184,6 +185,8 @@ pub struct SpaceInput {
     pub krate: Option<Path>,
     /// The parameters in declaration order.
     pub params: Vec<ParamDecl>,
+    /// Stand-alone constraints (`where EXPR, ..;`), in order.
+    pub wheres: Vec<Expr>,
 }
 
 /// A crate path written as a path or a string literal.
@@ -207,13 +210,35 @@ impl Parse for SpaceInput {
             input.parse::<Token![;]>()?;
         }
         let mut params = Vec::new();
+        let mut wheres = Vec::new();
         while !input.is_empty() {
-            params.push(input.parse()?);
+            if input.peek(Token![where]) {
+                input.parse::<Token![where]>()?;
+                loop {
+                    wheres.push(input.parse()?);
+                    if !input.peek(Token![,]) {
+                        break;
+                    }
+                    input.parse::<Token![,]>()?;
+                    if input.is_empty() || input.peek(Token![;]) {
+                        break;
+                    }
+                }
+                if !input.is_empty() && !input.peek(Token![;]) {
+                    return Err(input.error("expected `,` or `;` after the constraint"));
+                }
+            } else {
+                params.push(input.parse()?);
+            }
             if !input.is_empty() {
                 input.parse::<Token![;]>()?;
             }
         }
-        Ok(SpaceInput { krate, params })
+        Ok(SpaceInput {
+            krate,
+            params,
+            wheres,
+        })
     }
 }
 
@@ -230,6 +255,7 @@ mod tests {
             WPT: usize in 1..=n, divides(n);
             ST: usize in 0..=64 step 8, default = 16;
             PAD: bool;
+            where WPT * ST <= 256, X != ST;
             X: usize in [1, 2], WPT * X <= 1024 || PAD, at_most(4)
         };
         assert_eq!(s.krate.unwrap().to_token_stream().to_string(), "renamed");
@@ -243,6 +269,7 @@ mod tests {
         assert!(st.option("default").is_some());
         assert!(s.params[2].domain.is_none());
         assert_eq!(s.params[3].constraints.len(), 2);
+        assert_eq!(s.wheres.len(), 2);
     }
 
     #[test]

@@ -7,7 +7,7 @@ use quote::{format_ident, quote, ToTokens};
 use syn::visit_mut::VisitMut;
 use syn::{GenericParam, Ident, ItemFn, Lifetime, Path, ReturnType, Type};
 
-use crate::tunable::{CostMode, InputKey};
+use crate::attr::{CostMode, InputKey};
 
 /// How a non-tuning argument is passed.
 #[derive(Clone, Copy, PartialEq)]

@@ -6,18 +6,30 @@ use syn::ext::IdentExt;
 use syn::spanned::Spanned;
 use syn::{Expr, Ident, Path};
 
-use crate::check::{alias_call, conjuncts, deps, is_integer, Refs, ALIASES};
+use crate::check::{alias_call, conjuncts, deps, deps_all, is_integer, Refs, ALIASES};
 use crate::decl::{DomainKind, ParamDecl};
+use crate::diag::show;
 
 /// The builder chain of a declaration: `SpaceBuilder::new().param(..)...build()`, which
-/// evaluates to `Result<Space>`.
-pub fn space_expr(krate: &Path, decls: &[ParamDecl]) -> TokenStream {
+/// evaluates to `Result<Space>`. Stand-alone constraints (`wheres`) go to the builder,
+/// which checks each once the last parameter it reads is bound.
+pub fn space_expr(krate: &Path, decls: &[ParamDecl], wheres: &[Expr]) -> TokenStream {
     let params = decls
         .iter()
         .enumerate()
         .map(|(i, d)| param(krate, decls, i, d));
+    let krate_ts = krate.to_token_stream();
+    let wheres = wheres.iter().flat_map(conjuncts).map(|w| {
+        let refs = Refs::of(w);
+        let slots = deps_all(&refs, decls);
+        let ret = quote_spanned!(w.span()=> ::core::primitive::bool);
+        let body = closure(&krate_ts, decls, &slots, &refs, None, ret, w);
+        let deps = slot_list(&slots);
+        let label = show(w);
+        quote!(.constraint(#deps, #body).label(#label))
+    });
     quote! {
-        #krate::__private::SpaceBuilder::new() #(#params)* .build()
+        #krate::__private::SpaceBuilder::new() #(#params)* #(#wheres)* .build()
     }
 }
 
@@ -57,7 +69,8 @@ fn param(krate: &Path, decls: &[ParamDecl], i: usize, d: &ParamDecl) -> TokenStr
             let slots = deps(&refs, decls, i);
             let body = closure(krate, decls, &slots, &refs, None, ty.to_token_stream(), arg);
             let deps = slot_list(&slots);
-            p.extend(quote_spanned!(alias.span()=> .#alias(#deps, #body)));
+            let label = format!("{}: {}", name, show(c));
+            p.extend(quote_spanned!(alias.span()=> .#alias(#deps, #body).label(#label)));
             continue;
         }
         let refs = Refs::of(c);
@@ -67,11 +80,12 @@ fn param(krate: &Path, decls: &[ParamDecl], i: usize, d: &ParamDecl) -> TokenStr
         let ret = quote_spanned!(c.span()=> ::core::primitive::bool);
         let body = closure(krate, decls, &slots, &refs, me, ret, c);
         let deps = slot_list(&slots);
+        let label = show(c);
         if me.is_none() && !slots.is_empty() {
             // Reads only earlier parameters: it belongs to the last of them.
-            free.extend(quote!(.constraint(#deps, #body)));
+            free.extend(quote!(.constraint(#deps, #body).label(#label)));
         } else {
-            p.extend(quote!(.constraint(#deps, #body)));
+            p.extend(quote!(.constraint(#deps, #body).label(#label)));
         }
     }
     if let Some(v) = d.option("default") {

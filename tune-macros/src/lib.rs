@@ -7,6 +7,7 @@
 #![warn(missing_docs)]
 
 mod abort;
+mod attr;
 mod check;
 mod decl;
 mod derive_enum;

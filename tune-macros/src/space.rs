@@ -13,7 +13,7 @@ use crate::expand::space_expr;
 pub fn expand(input: SpaceInput) -> TokenStream {
     let krate = input.krate.unwrap_or_else(|| syn::parse_quote!(::tune));
     let mut errors = Errors::default();
-    check(&input.params, &[], &mut errors);
+    check(&input.params, &input.wheres, &[], &mut errors);
     if !errors.is_empty() {
         let errors = errors.to_compile_errors();
         return quote! {{
@@ -21,6 +21,6 @@ pub fn expand(input: SpaceInput) -> TokenStream {
             #krate::__private::invalid_declaration()
         }};
     }
-    let space = space_expr(&krate, &input.params);
+    let space = space_expr(&krate, &input.params, &input.wheres);
     quote! {{ #space }}
 }

@@ -10,212 +10,18 @@
 //!   (`wpt=4 ls=64`) and the hidden descriptor `tune::__private::Tunable` (function name,
 //!   parameter names, technique), on which later entry points (tuning, dispatch) build.
 
-use proc_macro2::{Literal, Span, TokenStream, TokenTree};
+use proc_macro2::{Literal, Span, TokenStream};
 use quote::{format_ident, quote, quote_spanned, ToTokens};
 use syn::ext::IdentExt;
 use syn::parse::ParseStream;
-use syn::{FnArg, Ident, ItemFn, Meta, Pat, Path, Token, Type};
+use syn::{FnArg, Ident, ItemFn, Meta, Pat, Path, Type};
 
+use crate::attr::{parse_options, Options};
 use crate::check::{check, Refs};
-use crate::decl::{parse_crate_path, ParamDecl};
-use crate::diag::{closest, list, Errors};
+use crate::decl::ParamDecl;
+use crate::diag::Errors;
 use crate::entry::{blocks_tuner, default_cost, returns_result, Arg, Entry, Pass};
 use crate::expand::space_expr;
-
-/// The keys of `#[tunable(..)]`.
-pub const KEYS: [&str; 8] = [
-    "crate",
-    "technique",
-    "abort",
-    "cost",
-    "repetitions",
-    "input",
-    "device",
-    "name",
-];
-
-/// The search techniques that `technique = ..` may name.
-pub const TECHNIQUES: [&str; 10] = [
-    "exhaustive",
-    "random",
-    "annealing",
-    "pso",
-    "mcmc",
-    "genetic",
-    "diff_evo",
-    "bandit",
-    "bayes",
-    "local",
-];
-
-/// What the tuning entry point measures.
-#[derive(Clone, Copy, Debug, PartialEq)]
-pub enum CostMode {
-    /// The wall time of the call.
-    Time,
-    /// The function's return value.
-    Value,
-}
-
-/// `input = expr` or `input(n = expr, ..)`.
-pub enum InputKey {
-    /// An expression whose `Display` is the key.
-    Expr(syn::Expr),
-    /// Named components: `n=..,m=..`.
-    List(Vec<(Ident, syn::Expr)>),
-}
-
-/// The options of `#[tunable(..)]`.
-#[derive(Default)]
-pub struct Options {
-    /// `crate = "path"`.
-    pub krate: Option<Path>,
-    /// `technique = name`.
-    pub technique: Option<String>,
-    /// `abort = ..`: the condition's expression, checked later against the crate path.
-    pub abort: Option<syn::Expr>,
-    /// `cost = time | value`.
-    pub cost: Option<CostMode>,
-    /// `repetitions = n`.
-    pub repetitions: Option<syn::LitInt>,
-    /// `input = ..`.
-    pub input: Option<InputKey>,
-    /// `device = expr`.
-    pub device: Option<syn::Expr>,
-    /// `name = "..."`.
-    pub name: Option<syn::LitStr>,
-}
-
-fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {
-    if slot.replace(v).is_some() {
-        let k = key.to_token_stream().to_string();
-        errors.spanned(key, format!("`{k}` is given twice; keep one"));
-    }
-}
-
-/// A name written as an identifier or a string literal.
-fn word(v: ParseStream) -> syn::Result<(String, Span)> {
-    if v.peek(syn::LitStr) {
-        let s: syn::LitStr = v.parse()?;
-        Ok((s.value(), s.span()))
-    } else {
-        let i: Ident = Ident::parse_any(v)?;
-        Ok((i.to_string(), i.span()))
-    }
-}
-
-/// Parses `#[tunable(..)]`'s arguments, recording every problem in `errors`.
-pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
-    let mut o = Options::default();
-    let parser = syn::meta::parser(|meta| {
-        let key = meta.path.to_token_stream().to_string().replace(' ', "");
-        if meta.path.is_ident("crate") {
-            let p = parse_crate_path(meta.value()?)?;
-            once(&mut o.krate, p, &meta.path, errors);
-        } else if meta.path.is_ident("technique") {
-            let (name, span) = word(meta.value()?)?;
-            if !TECHNIQUES.contains(&name.as_str()) {
-                let hint = closest(&name, TECHNIQUES)
-                    .map(|c| format!(" (did you mean `{c}`?)"))
-                    .unwrap_or_default();
-                errors.at(
-                    span,
-                    format!(
-                        "unknown search technique `{name}`{hint}; expected one of: {}",
-                        list(&TECHNIQUES)
-                    ),
-                );
-            } else {
-                once(&mut o.technique, name, &meta.path, errors);
-            }
-        } else if meta.path.is_ident("abort") {
-            let v = meta.value()?;
-            let e: syn::Expr = if v.peek(syn::LitStr) {
-                let s = v.parse::<syn::LitStr>()?;
-                s.parse().map_err(|e| {
-                    syn::Error::new(
-                        s.span(),
-                        format!("cannot read the abort condition: {e}; write e.g. `evaluations(100) | duration(30s)`"),
-                    )
-                })?
-            } else {
-                v.parse()?
-            };
-            once(&mut o.abort, e, &meta.path, errors);
-        } else if meta.path.is_ident("cost") {
-            let (name, span) = word(meta.value()?)?;
-            let mode = match name.as_str() {
-                "time" => CostMode::Time,
-                "value" => CostMode::Value,
-                _ => {
-                    errors.at(
-                        span,
-                        format!("unknown cost `{name}`; expected `time` (the call's wall time) or `value` (the returned cost)"),
-                    );
-                    return Ok(());
-                }
-            };
-            once(&mut o.cost, mode, &meta.path, errors);
-        } else if meta.path.is_ident("repetitions") {
-            let n: syn::LitInt = meta.value()?.parse()?;
-            match n.base10_parse::<u32>() {
-                Ok(k) if k >= 1 => once(&mut o.repetitions, n, &meta.path, errors),
-                _ => errors.spanned(&n, "`repetitions` is the number of timed calls, at least 1"),
-            }
-        } else if meta.path.is_ident("input") {
-            if meta.input.peek(Token![=]) {
-                let e: syn::Expr = meta.value()?.parse()?;
-                once(&mut o.input, InputKey::Expr(e), &meta.path, errors);
-            } else {
-                let mut parts: Vec<(Ident, syn::Expr)> = Vec::new();
-                meta.parse_nested_meta(|m| {
-                    let Some(name) = m.path.get_ident().cloned() else {
-                        return Err(
-                            m.error("expected `name = expression`, e.g. `input(n = x.len())`")
-                        );
-                    };
-                    if parts.iter().any(|(n, _)| *n == name) {
-                        errors.spanned(
-                            &name,
-                            format!("`{name}` is given twice in `input(..)`; keep one"),
-                        );
-                    }
-                    parts.push((name, m.value()?.parse()?));
-                    Ok(())
-                })?;
-                once(&mut o.input, InputKey::List(parts), &meta.path, errors);
-            }
-        } else if meta.path.is_ident("device") {
-            let e: syn::Expr = meta.value()?.parse()?;
-            once(&mut o.device, e, &meta.path, errors);
-        } else if meta.path.is_ident("name") {
-            let s: syn::LitStr = meta.value()?.parse()?;
-            once(&mut o.name, s, &meta.path, errors);
-        } else {
-            let hint = closest(&key, KEYS)
-                .map(|c| format!(" (did you mean `{c}`?)"))
-                .unwrap_or_default();
-            errors.spanned(
-                &meta.path,
-                format!(
-                    "unknown key `{key}` in `#[tunable(..)]`{hint}; expected one of: {}",
-                    list(&KEYS)
-                ),
-            );
-            // Skip the value, to go on with the next key.
-            if meta.input.peek(Token![=]) {
-                meta.value()?.parse::<syn::Expr>()?;
-            } else if !meta.input.is_empty() && !meta.input.peek(Token![,]) {
-                meta.input.parse::<TokenTree>()?;
-            }
-        }
-        Ok(())
-    });
-    if let Err(e) = syn::parse::Parser::parse2(parser, args) {
-        errors.push(e);
-    }
-    o
-}
 
 /// A non-tuning argument.
 struct Other {
@@ -356,13 +162,13 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
     let captured: Vec<Ident> = others.iter().map(|o| o.name.clone()).collect();
     // An argument that only the `#[tp]` bounds read is used: say so, against `unused_variables`.
-    let read = read_by_tps(&tps);
+    let read = read_by_tps(&tps, &opts.wheres);
     let touched: Vec<&Ident> = captured.iter().filter(|c| read.contains(c)).collect();
     if !touched.is_empty() {
         let stmt: syn::Stmt = syn::parse_quote!(let _ = (#(&#touched,)*););
         f.block.stmts.insert(0, stmt);
     }
-    check(&tps, &captured, &mut errors);
+    check(&tps, &opts.wheres, &captured, &mut errors);
     let abort = opts
         .abort
         .as_ref()
@@ -371,7 +177,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let ok = errors.is_empty();
     let compile_errors = errors.to_compile_errors();
     let space = if ok {
-        space_expr(&krate, &tps)
+        space_expr(&krate, &tps, &opts.wheres)
     } else {
         quote!(#krate::__private::invalid_declaration())
     };
@@ -394,9 +200,14 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     }
 }
 
-/// Every identifier that the `#[tp]` attributes' expressions mention.
-fn read_by_tps(tps: &[ParamDecl]) -> Vec<Ident> {
+/// Every identifier that the `#[tp]` attributes' expressions and the stand-alone
+/// constraints mention.
+fn read_by_tps(tps: &[ParamDecl], wheres: &[syn::Expr]) -> Vec<Ident> {
     let mut out = Vec::new();
+    for e in wheres {
+        let r = Refs::of(e);
+        out.extend(r.names.into_iter().chain(r.macro_names));
+    }
     for d in tps {
         let exprs = d
             .domain
@@ -684,25 +495,5 @@ mod tests {
         assert_eq!(camel("saxpy"), "Saxpy");
         assert_eq!(camel("gemm_nn_v2"), "GemmNnV2");
         assert_eq!(camel("r#type"), "Type");
-    }
-
-    #[test]
-    fn options() {
-        let mut e = Errors::default();
-        let o = parse_options(quote!(crate = "renamed", technique = annealing), &mut e);
-        assert!(e.is_empty());
-        assert!(o.krate.is_some());
-        assert_eq!(o.technique.as_deref(), Some("annealing"));
-        let mut e = Errors::default();
-        parse_options(quote!(crat = "x", technique = anealing, foo), &mut e);
-        let msgs: Vec<String> = e
-            .finish()
-            .unwrap_err()
-            .into_iter()
-            .map(|e| e.to_string())
-            .collect();
-        assert_eq!(msgs.len(), 3, "{msgs:?}");
-        assert!(msgs[0].contains("did you mean `crate`"));
-        assert!(msgs[1].contains("did you mean `annealing`"));
     }
 }

@@ -18,9 +18,44 @@ pub enum Error {
     /// The declaration as a whole is invalid (duplicate names, unknown dependencies).
     #[error("invalid search space: {0}")]
     InvalidSpace(String),
+    /// Storing the valid combinations of a group of parameters would take more memory than
+    /// the builder's limit ([`crate::SpaceBuilder::memory_limit`]); construction stopped
+    /// when it reached the limit.
+    #[error("the search space is too large: the valid combinations of {} need more than {limit_bytes} bytes, the limit; narrow the ranges, add constraints, or raise the limit with `SpaceBuilder::memory_limit`", names(.params))]
+    SpaceTooLarge {
+        /// The parameters of the group being built.
+        params: Vec<String>,
+        /// The limit that was reached, in bytes.
+        limit_bytes: u64,
+    },
     /// The number of configurations does not fit `u128`.
     #[error("the search space has more than 2^128 valid configurations; narrow the ranges")]
-    SpaceTooLarge,
+    TooManyConfigurations,
+    /// No configuration satisfies the declaration: a parameter without values, or
+    /// constraints that reject every value of a parameter after the ones bound before it.
+    #[error("{}", empty_space(.params, .at, .constraints))]
+    EmptySpace {
+        /// The parameters of the independent group that has no valid combination.
+        params: Vec<String>,
+        /// The parameter none of whose values is valid.
+        at: String,
+        /// The constraints that reject them (empty when `at` has no values at all).
+        constraints: Vec<String>,
+    },
+    /// A constraint read a parameter it did not declare among those it reads: that value
+    /// is not bound when the constraint runs (it reads 0), so the space would be wrong.
+    #[error("constraint {constraint} reads `{read}`, which it does not declare (it declares {}); add `{read}`'s slot to the slots it reads", names(.declared))]
+    UndeclaredRead {
+        /// The constraint (its label, or its parameter and position).
+        constraint: String,
+        /// The parameter it read (or the slot number, if there is none).
+        read: String,
+        /// The parameters it declared.
+        declared: Vec<String>,
+    },
+    /// Several of the errors above, every one found in a declaration.
+    #[error("{} problems: {}", .0.len(), numbered(.0))]
+    Several(Vec<Error>),
     /// A constraint or generator panicked (e.g. divided by zero) while the space was built.
     #[error("a constraint panicked while the space was built: {0}; guard divisions with a constraint that excludes zero")]
     ConstraintPanicked(String),
@@ -118,4 +153,44 @@ pub enum Error {
     /// match the outputs).
     #[error("invalid kernel spec: {0}")]
     KernelSpec(String),
+}
+
+/// "`a`, `b`" (or "none").
+fn names(v: &[String]) -> String {
+    if v.is_empty() {
+        return "none".into();
+    }
+    v.iter()
+        .map(|n| format!("`{n}`"))
+        .collect::<Vec<_>>()
+        .join(", ")
+}
+
+fn empty_space(params: &[String], at: &str, constraints: &[String]) -> String {
+    if constraints.is_empty() {
+        return format!("the search space is empty: parameter `{at}` has no values; widen its range or list at least one value");
+    }
+    let before: Vec<String> = params.iter().take_while(|p| *p != at).cloned().collect();
+    let after = if before.is_empty() {
+        String::new()
+    } else {
+        format!(
+            " given the values of {} that their own constraints allow",
+            names(&before)
+        )
+    };
+    format!(
+        "the search space is empty: no value of `{at}` satisfies {}{after}; relax {} or widen the ranges",
+        constraints.join(" && "),
+        if constraints.len() == 1 { "this constraint" } else { "these constraints" }
+    )
+}
+
+fn numbered(errors: &[Error]) -> String {
+    errors
+        .iter()
+        .enumerate()
+        .map(|(i, e)| format!("({}) {e}", i + 1))
+        .collect::<Vec<_>>()
+        .join("; ")
 }

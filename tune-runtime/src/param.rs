@@ -15,6 +15,7 @@
 
 use std::fmt;
 use std::ops::{Bound as RangeEnd, RangeBounds};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 use serde::{Deserialize, Serialize};
@@ -209,15 +210,36 @@ pub trait EnumParam: ParamType {
 /// The values of the parameters bound so far, read by constraints.
 ///
 /// Slots are in declaration order: the macros give parameter `i` of a declaration slot `i`.
+/// While a space is built, a constraint may read only the slots it declared (and its own
+/// parameter's): reading another one gives 0 there and makes the build fail with
+/// [`Error::UndeclaredRead`], since such a value would not be bound yet, or would belong to
+/// another independent group.
 #[derive(Clone, Copy)]
 pub struct Bound<'a> {
     raw: &'a [u64],
+    /// Bit set of the readable slots; empty: every slot.
+    readable: &'a [u64],
+    /// Where a read of another slot is reported (slot + 1).
+    stray: Option<&'a AtomicUsize>,
 }
 
 impl<'a> Bound<'a> {
-    /// Wraps raw slots (for tests and custom engines).
+    /// Wraps raw slots, every one readable (for tests and custom engines).
     pub fn new(raw: &'a [u64]) -> Self {
-        Bound { raw }
+        Bound {
+            raw,
+            readable: &[],
+            stray: None,
+        }
+    }
+    /// Wraps raw slots of which only those in the bit set `readable` may be read; a read of
+    /// another one is recorded in `stray` (as slot + 1) and gives 0.
+    pub(crate) fn restricted(raw: &'a [u64], readable: &'a [u64], stray: &'a AtomicUsize) -> Self {
+        Bound {
+            raw,
+            readable,
+            stray: Some(stray),
+        }
     }
     /// The value of parameter `slot`, typed.
     ///
@@ -225,9 +247,21 @@ impl<'a> Bound<'a> {
     /// reinterprets its bits (the macros always use the declared type).
     #[inline]
     pub fn get<T: ParamType>(&self, slot: usize) -> T {
+        if !self.readable.is_empty()
+            && self
+                .readable
+                .get(slot / 64)
+                .is_none_or(|w| (w >> (slot % 64)) & 1 == 0)
+        {
+            if let Some(s) = self.stray {
+                s.store(slot + 1, Ordering::Relaxed);
+            }
+            return T::from_raw(0);
+        }
         T::from_raw(self.raw.get(slot).copied().unwrap_or(0))
     }
-    /// The raw words.
+    /// The raw words of every slot, unchecked: only the slots the constraint declared (and
+    /// its own) hold values that belong to the configuration being built.
     pub fn raw(&self) -> &'a [u64] {
         self.raw
     }
@@ -254,6 +288,19 @@ pub(crate) enum IntOp {
 }
 
 impl IntOp {
+    /// The alias's name, as the macros spell it.
+    pub(crate) fn name(self) -> &'static str {
+        match self {
+            IntOp::Divides => "divides",
+            IntOp::MultipleOf => "multiple_of",
+            IntOp::LessThan => "less_than",
+            IntOp::GreaterThan => "greater_than",
+            IntOp::AtMost => "at_most",
+            IntOp::AtLeast => "at_least",
+            IntOp::Equal => "equal",
+            IntOp::Unequal => "unequal",
+        }
+    }
     #[inline]
     pub(crate) fn holds(self, v: i128, rhs: i128) -> bool {
         match self {
@@ -282,6 +329,8 @@ pub(crate) enum RuleKind<'a> {
 pub(crate) struct Rule<'a> {
     pub(crate) deps: Vec<usize>,
     pub(crate) kind: RuleKind<'a>,
+    /// How error messages name it (the macros pass the expression as written).
+    pub(crate) label: Option<Arc<str>>,
 }
 
 /// The candidate values of one parameter, as the builder stores them.
@@ -348,7 +397,17 @@ impl<'a, T: ParamType> Param<'a, T> {
         self.rules.push(Rule {
             deps: deps.to_vec(),
             kind: RuleKind::Pred(Arc::new(pred)),
+            label: None,
         });
+        self
+    }
+
+    /// Names the constraint added last (e.g. with the expression as written), for error
+    /// messages such as an empty space's.
+    pub fn label(mut self, text: impl Into<String>) -> Self {
+        if let Some(r) = self.rules.last_mut() {
+            r.label = Some(Arc::from(text.into()));
+        }
         self
     }
 
@@ -391,6 +450,7 @@ macro_rules! alias {
             self.rules.push(Rule {
                 deps: deps.to_vec(),
                 kind: RuleKind::Int { op: IntOp::$op, rhs: Arc::new(move |b| Some(rhs(b).to_i128())) },
+                label: None,
             });
             self
         }

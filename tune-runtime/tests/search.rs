@@ -135,6 +135,7 @@ fn tiny_and_empty_spaces() {
         .unwrap();
     let empty = SpaceBuilder::new()
         .param(Param::<u8>::range("A", 1..=4).constraint(&[], |b| b.get::<u8>(0) > 9))
+        .allow_empty()
         .build()
         .unwrap();
     assert!(empty.is_empty());

@@ -5,7 +5,12 @@
 //! prefixes stored as flat per-level arrays (see `tree`); a configuration's index is a mixed
 //! radix number over the groups' local indices.
 
-mod build;
+mod builder;
+mod candidates;
+mod diagnose;
+mod grow;
+mod memo;
+mod plan;
 mod tree;
 
 use std::fmt;
@@ -14,7 +19,7 @@ use std::sync::Arc;
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
-pub use build::SpaceBuilder;
+pub use builder::{SpaceBuilder, DEFAULT_MEMORY_LIMIT};
 use tree::Level;
 
 use crate::param::{Domain, Kind, ParamType, Value};
@@ -312,7 +317,9 @@ impl Space {
         let mut acc: u128 = 1;
         for g in (0..groups.len()).rev() {
             strides[g] = acc;
-            acc = acc.checked_mul(counts[g]).ok_or(Error::SpaceTooLarge)?;
+            acc = acc
+                .checked_mul(counts[g])
+                .ok_or(Error::TooManyConfigurations)?;
         }
         let len = if groups.is_empty() { 1 } else { acc };
         Ok(Space {

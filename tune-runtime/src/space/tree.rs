@@ -55,21 +55,6 @@ impl IdxVec {
             IdxVec::U32(_) => IdxVec::U32(Vec::new()),
         }
     }
-    /// Appends every value to `out`.
-    pub(crate) fn append_to(&self, out: &mut Vec<u32>) {
-        match self {
-            IdxVec::U8(x) => out.extend(x.iter().map(|&v| v as u32)),
-            IdxVec::U16(x) => out.extend(x.iter().map(|&v| v as u32)),
-            IdxVec::U32(x) => out.extend_from_slice(x),
-        }
-    }
-    pub(crate) fn clear(&mut self) {
-        match self {
-            IdxVec::U8(x) => x.clear(),
-            IdxVec::U16(x) => x.clear(),
-            IdxVec::U32(x) => x.clear(),
-        }
-    }
     pub(crate) fn len(&self) -> usize {
         match self {
             IdxVec::U8(x) => x.len(),

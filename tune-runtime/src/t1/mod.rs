@@ -274,7 +274,7 @@ pub struct T1Space {
     /// Size of the Cartesian product of the parameters' values.
     pub cartesian: u128,
     /// Things the user should know (conditions that raised errors for some
-    /// configurations, conditions that are always false).
+    /// configurations, which were left out).
     pub warnings: Vec<String>,
     pub(crate) columns: Arc<Vec<Column>>,
 }
@@ -483,8 +483,10 @@ impl T1 {
                 match e.eval(&NoVars) {
                     Ok(v) if v.truthy() => {}
                     Ok(_) => {
-                        warnings.push(format!("{what} is always false: the space is empty"));
-                        b = b.constraint(&[0], |_| false);
+                        return Err(format_err(
+                            &self.path,
+                            format!("{what} is always false: no configuration is valid"),
+                        ))
                     }
                     Err(e) => return Err(format_err(&self.path, format!("{what}: {e}"))),
                 }
@@ -499,7 +501,9 @@ impl T1 {
             });
             raised.push((what, Arc::clone(&r)));
             let cols = Arc::clone(&columns);
-            b = b.constraint(&slots, move |bound: &Bound<'_>| check(&e, bound, &cols, &r));
+            b = b
+                .constraint(&slots, move |bound: &Bound<'_>| check(&e, bound, &cols, &r))
+                .label(format!("`{}`", c.expression));
         }
         let space = b.build().map_err(|e| match e {
             Error::InvalidParam { name, reason } => {

@@ -155,13 +155,21 @@ fn raising_conditions_leave_configurations_out_and_warn() {
         "{:?}",
         s.warnings
     );
-    let s = space_of(
+    let e = space_of(
         r#"{"Name": "x", "Type": "int", "Values": "[0, 1]"}"#,
         r#"{"Expression": "1 > 2"}"#,
     )
-    .unwrap();
-    assert!(s.space.is_empty());
-    assert!(s.warnings[0].contains("always false"));
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`1 > 2` is always false"), "{e}");
+    // A condition that no configuration meets names itself.
+    let e = space_of(
+        r#"{"Name": "x", "Type": "int", "Values": "[0, 1]"}"#,
+        r#"{"Expression": "x > 5"}"#,
+    )
+    .unwrap_err()
+    .to_string();
+    assert!(e.contains("`x > 5`"), "{e}");
 }
 
 #[test]
