@@ -5,7 +5,8 @@
 //!
 //! Environment: `TUNE_EVALS` and `TUNE_SECONDS` set the budget, `TUNE_TECHNIQUE` the search
 //! technique (default: the bandit ensemble), `TUNE_RESUME=1` resumes from the log of an
-//! earlier (killed) run instead of starting afresh; `TUNE_OPENCL_DEVICE` and
+//! earlier (killed) run instead of starting afresh, `TUNE_SEED` the search's seed and
+//! `TUNE_DB` the tuning database's folder (default `tuning/`); `TUNE_OPENCL_DEVICE` and
 //! `TUNE_CUDA_DEVICE` pick the device.
 //!
 //! What only CUDA has (cuBLAS, timed the way tune times a kernel) is in [`cuda`].
@@ -100,6 +101,14 @@ pub fn tune_study<B: Backend>(
     tune_case(backend, case, budget, options)
 }
 
+/// The environment variable `key` parsed, else `default`.
+fn env_or<T: std::str::FromStr>(key: &str, default: T) -> T {
+    std::env::var(key)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// Tunes `case` on `backend` within `budget` with `tune::Tuner`: the technique of the
 /// options or of `TUNE_TECHNIQUE` (default: the bandit ensemble), candidates compiled in
 /// parallel on every core while the device measures (unless the options set a batch),
@@ -138,7 +147,7 @@ pub fn tune_case<B: Backend>(
                 | Elapsed(Duration::from_secs_f64(budget.seconds))
                 | WholeSpace,
         )
-        .seed(options.seed)
+        .seed(env_or("TUNE_SEED", options.seed))
         .batch(options.batch.unwrap_or(threads.max(2)))
         .log(&log)
         .resume(resume)
@@ -150,7 +159,8 @@ pub fn tune_case<B: Backend>(
         tuner = tuner.technique(tune::technique_by_name(&name)?);
     }
     if options.record {
-        tuner = tuner.database(Database::open("tuning"));
+        let db = std::env::var("TUNE_DB").unwrap_or_else(|_| "tuning".into());
+        tuner = tuner.database(Database::open(db));
     }
     let result = tuner.run()?;
     report(&info, &device, setup, &result);

@@ -1,0 +1,79 @@
+#!/bin/bash
+# Issue 10's GPU study (benches/GPU-REPORT-trust.md):
+#   repeat: SGEMM 4096^3 and the 3x3 convolution (8192x4096) tuned from 5 seeds each, each
+#           run into its own tuning database, so no run starts from another's result; the
+#           report reads the re-measured median of each run's winner and its spread.
+#   timer:  for the winners of seed 1 (and a saxpy tuned here), tune's time (as the tuner
+#           measures: median of 7 rounds) against Nsight Compute's gpu__time_duration of the
+#           same configuration launched one launch per sample.
+# Every log starts with the commit and the clocks.
+#
+# Build where cargo is (no GPU needed), then run on the GPU machine:
+#   cargo build --release --features cuda --example gemm --example conv --example saxpy \
+#     --example timer_check
+#   mkdir -p .device-bin/trust && cp target/release/examples/{gemm,conv,saxpy,timer_check} \
+#     .device-bin/trust/ && strip .device-bin/trust/*
+#   TUNE_COMMIT=$(git rev-parse --short HEAD) B=.device-bin/trust bash benches/gpu/run_trust.sh repeat
+#   TUNE_COMMIT=... B=.device-bin/trust bash benches/gpu/run_trust.sh timer
+# (timer reads the databases that repeat wrote under $OUT; keep OUT the same.)
+B=${B:-.device-bin/trust}
+R=benches/gpu-logs/cuda/run.sh # CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
+OUT=${OUT:-/tmp/trust}
+SEEDS=${SEEDS:-1 2 3 4 5}
+mkdir -p "$OUT"
+clocks() {
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,temperature.gpu,power.draw,clocks_throttle_reasons.active \
+    --format=csv,noheader
+}
+echo "commit ${TUNE_COMMIT:-unknown}; $(date -u +%FT%TZ)"
+echo "clocks (name, driver, sm MHz, mem MHz, max sm MHz, temperature, power, throttle): $(clocks)"
+keep() { grep -E "^(case|tuned|best|time|re-measured|RESULT|TIMER)|error|Error"; }
+
+case "${1:-repeat}" in
+repeat)
+  for seed in $SEEDS; do
+    echo "### gemm 4096^3, seed $seed"
+    TUNE_SEED=$seed TUNE_DB="$OUT/db-gemm-$seed" TUNE_EVALS=${GEMM_EVALS:-150} \
+      TUNE_SECONDS=${GEMM_SECONDS:-45} timeout 120 bash $R "$B/gemm" --backend cuda 4096 2>&1 | keep
+    echo "clocks: $(clocks)"
+  done
+  for seed in $SEEDS; do
+    echo "### conv 8192x4096 3x3, seed $seed"
+    TUNE_SEED=$seed TUNE_DB="$OUT/db-conv-$seed" TUNE_EVALS=${CONV_EVALS:-150} \
+      TUNE_SECONDS=${CONV_SECONDS:-30} timeout 100 bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
+    echo "clocks: $(clocks)"
+  done
+  ;;
+timer)
+  echo "### saxpy 2^26 (tuned here for the timer check)"
+  TUNE_DB="$OUT/db-saxpy" TUNE_EVALS=60 TUNE_SECONDS=20 timeout 90 bash $R "$B/saxpy" --backend cuda 67108864 2>&1 | keep
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  for c in "gemm:4096 gemm sgemm" "conv:8192:4096:3 conv conv" "saxpy:67108864 saxpy saxpy"; do
+    set -- $c
+    echo "### timer check $1"
+    TUNE_DB="$OUT/db-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" 2>&1 | keep
+    TUNE_DB="$OUT/db-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" --plain 30 2>&1 | keep
+    # The same 30 launches timed by Nsight Compute, at the clocks and caches tune sees.
+    TUNE_DB="$OUT/db-$2" timeout 240 bash $R "$ncu" --clock-control none --cache-control none \
+      --metrics gpu__time_duration.sum --kernel-name "$3" --csv \
+      "$B/timer_check" --backend cuda "$1" --plain 30 > "$OUT/ncu-$2.csv" 2> "$OUT/ncu-$2.err"
+    python3 - "$OUT/ncu-$2.csv" <<'PY'
+import csv, statistics, sys
+rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+head = rows[0]
+vi, ui = head.index("Metric Value"), head.index("Metric Unit")
+scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+t = [float(r[vi].replace(",", "")) * scale[r[ui]] for r in rows[1:] if r[vi]]
+last = t[-30:]
+print(f"NCU\t{len(t)} launches profiled; last {len(last)}: median {statistics.median(last):.3f} us, "
+      f"min {min(last):.3f}, max {max(last):.3f}")
+PY
+    [ -s "$OUT/ncu-$2.csv" ] || tail -5 "$OUT/ncu-$2.err"
+  done
+  echo "clocks: $(clocks)"
+  ;;
+*)
+  echo "usage: run_trust.sh repeat|timer" >&2
+  exit 2
+  ;;
+esac
