@@ -64,7 +64,12 @@ fn run<B: Backend>(backend: Arc<B>, case: &str, plain: Option<usize>) -> Result<
             },
             plain,
         ),
-        "saxpy" => check(backend, &Saxpy::new(at(0, 1 << 26)), plain),
+        "saxpy" => {
+            // The saxpy example's space: at least 256 work-items per compute unit.
+            let units = backend.device().compute_units.max(1) as usize;
+            let study = Saxpy::new(at(0, 1 << 26)).min_global(256 * units);
+            check(backend, &study, plain)
+        }
         other => Err(Error::KernelSpec(format!(
             "unknown case `{other}`; expected gemm:M, conv:W:H:FS or saxpy:N"
         ))),

@@ -3,8 +3,8 @@
 #   repeat: SGEMM 4096^3 and the 3x3 convolution (8192x4096) tuned from 5 seeds each, each
 #           run into its own tuning database, so no run starts from another's result; the
 #           report reads the re-measured median of each run's winner and its spread.
-#   timer:  for the winners of seed 1 (and a saxpy tuned here), tune's time (as the tuner
-#           measures: median of 7 rounds) against Nsight Compute's gpu__time_duration of the
+#   timer:  for SGEMM, the convolution and saxpy, each tuned briefly here, tune's time for
+#           the best (as the tuner measures: median of 7 rounds) against Nsight Compute's gpu__time_duration of the
 #           same configuration launched one launch per sample.
 # Every log starts with the commit and the clocks.
 #
@@ -15,7 +15,6 @@
 #     .device-bin/trust/ && strip .device-bin/trust/*
 #   TUNE_COMMIT=$(git rev-parse --short HEAD) B=.device-bin/trust bash benches/gpu/run_trust.sh repeat
 #   TUNE_COMMIT=... B=.device-bin/trust bash benches/gpu/run_trust.sh timer
-# (timer reads the databases that repeat wrote under $OUT; keep OUT the same.)
 B=${B:-.device-bin/trust}
 R=benches/gpu-logs/cuda/run.sh # CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/trust}
@@ -45,21 +44,26 @@ repeat)
   done
   ;;
 timer)
-  echo "### saxpy 2^26 (tuned here for the timer check)"
-  TUNE_DB="$OUT/db-saxpy" TUNE_EVALS=60 TUNE_SECONDS=20 timeout 90 bash $R "$B/saxpy" --backend cuda 67108864 2>&1 | keep
+  # Each kernel tuned briefly into a database of its own, then its best checked.
+  echo "### tuning the three kernels briefly"
+  TUNE_DB="$OUT/timer-gemm" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/gemm" --backend cuda 4096 2>&1 | keep
+  TUNE_DB="$OUT/timer-conv" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
+  TUNE_DB="$OUT/timer-saxpy" TUNE_EVALS=60 TUNE_SECONDS=20 timeout 90 bash $R "$B/saxpy" --backend cuda 67108864 2>&1 | keep
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   for c in "gemm:4096 gemm sgemm" "conv:8192:4096:3 conv conv" "saxpy:67108864 saxpy saxpy"; do
     set -- $c
     echo "### timer check $1"
-    TUNE_DB="$OUT/db-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" 2>&1 | keep
-    TUNE_DB="$OUT/db-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" --plain 30 2>&1 | keep
+    TUNE_DB="$OUT/timer-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" 2>&1 | keep
+    TUNE_DB="$OUT/timer-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" --plain 30 2>&1 | keep
     # The same 30 launches timed by Nsight Compute, at the clocks and caches tune sees.
-    TUNE_DB="$OUT/db-$2" timeout 240 bash $R "$ncu" --clock-control none --cache-control none \
+    TUNE_DB="$OUT/timer-$2" timeout 240 bash $R "$ncu" --clock-control none --cache-control none \
       --metrics gpu__time_duration.sum --kernel-name "$3" --csv \
       "$B/timer_check" --backend cuda "$1" --plain 30 > "$OUT/ncu-$2.csv" 2> "$OUT/ncu-$2.err"
     python3 - "$OUT/ncu-$2.csv" <<'PY'
 import csv, statistics, sys
 rows = [r for r in csv.reader(open(sys.argv[1])) if len(r) > 10]
+if not rows:
+    sys.exit("NCU\tno profile rows (see the .err file)")
 head = rows[0]
 vi, ui = head.index("Metric Value"), head.index("Metric Unit")
 scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
