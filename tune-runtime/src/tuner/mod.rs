@@ -1108,6 +1108,7 @@ fn spinner_style() -> ProgressStyle {
         .unwrap_or_else(|_| ProgressStyle::default_spinner())
 }
 
+pub mod online;
 pub mod testing;
 
 #[cfg(test)]
