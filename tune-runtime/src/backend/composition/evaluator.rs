@@ -25,6 +25,15 @@ pub struct PreparedComposition<B: Backend> {
     pub compile_time: Duration,
 }
 
+impl<B: Backend> Clone for PreparedComposition<B> {
+    fn clone(&self) -> Self {
+        PreparedComposition {
+            kernels: self.kernels.clone(),
+            compile_time: self.compile_time,
+        }
+    }
+}
+
 impl<B: Backend> fmt::Debug for PreparedComposition<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         f.debug_struct("PreparedComposition")
