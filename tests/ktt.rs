@@ -240,7 +240,13 @@ void scale(__global const float* x, __global float* y) {
     for (uint k = 0; k < WPT; k++) y[i + k] = 3.0f * x[i + k];
 }";
 
-#[tune::tunable(device = q.name(), input(n = x.len()), technique = exhaustive)]
+fn scale_source(ls: usize, wpt: usize) -> KernelSource {
+    KernelSource::new(SCALE, "scale")
+        .define("LS", ls)
+        .define("WPT", wpt)
+}
+
+#[tune::tunable(online, device = q.name(), input(n = x.len()), technique = exhaustive)]
 fn scale(
     q: &Queue<OpenCl>,
     x: &Buffer<OpenCl, f32>,
@@ -248,11 +254,7 @@ fn scale(
     #[tp([16, 32, 64], default = 16)] ls: usize,
     #[tp([1, 2, 4], divides(x.len() / ls), default = 1)] wpt: usize,
 ) -> Result<Duration, Failure> {
-    let k = q.kernel(
-        &KernelSource::new(SCALE, "scale")
-            .define("LS", ls)
-            .define("WPT", wpt),
-    )?;
+    let k = q.kernel(&scale_source(ls, wpt))?;
     q.launch(&k)
         .global([x.len() / wpt])
         .local([ls])
@@ -294,6 +296,41 @@ fn a_tunable_host_function_launching_kernels(dev: Arc<OpenCl>) {
     cfg.call(&q, &x, &mut y).unwrap();
     assert_eq!(q.read(&y).unwrap()[n - 1], 3.0 * (n - 1) as f32);
     std::fs::remove_dir_all(dir).ok();
+}
+
+/// `#[tunable(online)]` on the host function: each call runs the next configuration
+/// (compiled ahead by the `prepare` hook into the queue's cache), checks its first result,
+/// and settles on the best.
+fn an_online_tunable_host_function(dev: Arc<OpenCl>) {
+    let q = Arc::new(Queue::<OpenCl>::new(dev));
+    let n = 2048;
+    let input: Vec<f32> = (0..n).map(|i| (i % 17) as f32).collect();
+    let x = q.buffer(&input).unwrap();
+    let mut y = q.zeros::<f32>(n).unwrap();
+    let ahead = q.clone();
+    let mut online = ScaleConfig::online()
+        .prepare(move |c| ahead.kernel(&scale_source(c.ls, c.wpt)).map(|_| ()))
+        .with(|o| o.runs_per_config(2));
+    let mut calls = 0;
+    while !online.tuner().is_settled() {
+        q.write(&mut y, &vec![-1.0; n]).unwrap();
+        online
+            .call(&q, &x, &mut y, |t, q, _, y| {
+                assert!(t.as_ref().is_ok_and(|t| *t > Duration::ZERO));
+                let out = q.read(y).map_err(|e| Failure::Other(e.to_string()))?;
+                (out[n - 1] == 3.0 * input[n - 1])
+                    .then_some(())
+                    .ok_or_else(|| Failure::WrongResult("y != 3 x".into()))
+            })
+            .unwrap()
+            .unwrap();
+        assert_eq!(q.read(&y).unwrap()[n - 1], 3.0 * input[n - 1]);
+        calls += 1;
+        assert!(calls < 100_000, "{:?}", online.tuner().stats());
+    }
+    let st = online.tuner().stats();
+    assert_eq!((st.evaluations, st.failures), (9, 0), "{st:?}");
+    assert!(st.best.is_some());
 }
 
 /// Online tuning of the convolution over a stream of frames: a configuration that computes
@@ -411,7 +448,7 @@ fn online_convolution_restarted_midway(dev: Arc<OpenCl>) {
 fn main() -> ExitCode {
     let probe = probe();
     let mut suite = harness::Suite::new();
-    let tests: [harness::DeviceTest<Arc<OpenCl>>; 6] = [
+    let tests: [harness::DeviceTest<Arc<OpenCl>>; 7] = [
         (
             "reduction_iterations_follow_the_configuration",
             reduction_iterations_follow_the_configuration,
@@ -431,6 +468,10 @@ fn main() -> ExitCode {
         (
             "a_tunable_host_function_launching_kernels",
             a_tunable_host_function_launching_kernels,
+        ),
+        (
+            "an_online_tunable_host_function",
+            an_online_tunable_host_function,
         ),
         (
             "online_convolution_restarted_midway",

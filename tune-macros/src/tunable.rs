@@ -23,7 +23,7 @@ use crate::entry::{blocks_tuner, default_cost, returns_result, Arg, Entry, Pass}
 use crate::expand::space_expr;
 
 /// The keys of `#[tunable(..)]`.
-pub const KEYS: [&str; 8] = [
+pub const KEYS: [&str; 9] = [
     "crate",
     "technique",
     "abort",
@@ -32,6 +32,7 @@ pub const KEYS: [&str; 8] = [
     "input",
     "device",
     "name",
+    "online",
 ];
 
 /// The search techniques that `technique = ..` may name.
@@ -84,6 +85,8 @@ pub struct Options {
     pub device: Option<syn::Expr>,
     /// `name = "..."`.
     pub name: Option<syn::LitStr>,
+    /// `online`: generate an online tuner too.
+    pub online: Option<Path>,
 }
 
 fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {
@@ -191,6 +194,16 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
         } else if meta.path.is_ident("name") {
             let s: syn::LitStr = meta.value()?.parse()?;
             once(&mut o.name, s, &meta.path, errors);
+        } else if meta.path.is_ident("online") {
+            if meta.input.peek(Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+                errors.spanned(
+                    &meta.path,
+                    "`online` takes no value; write `#[tunable(online)]`",
+                );
+            } else {
+                once(&mut o.online, meta.path.clone(), &meta.path, errors);
+            }
         } else {
             let hint = closest(&key, KEYS)
                 .map(|c| format!(" (did you mean `{c}`?)"))
@@ -553,6 +566,22 @@ fn generate(
         }
     });
     let call_in_closure = quote_spanned!(fn_ident.span()=> #fn_ident(#(#pass),*));
+    // The same call inside the online tuner, where the arguments are the method's own.
+    let pass_online = order.iter().map(|a| match a {
+        Slot::Tuning(i) => {
+            let n = &tps[*i].name;
+            quote!(__tune_cfg.#n)
+        }
+        Slot::Other(i) => {
+            let n = &args[*i].name;
+            match args[*i].pass {
+                Pass::Value => quote!(::core::clone::Clone::clone(&#n)),
+                Pass::Ref => quote!(#n),
+                Pass::Mut => quote!(&mut *#n),
+            }
+        }
+    });
+    let call_online = quote_spanned!(fn_ident.span()=> #fn_ident(#(#pass_online),*));
     let entry = Entry {
         f,
         krate,
@@ -579,6 +608,16 @@ fn generate(
         (entry.methods(), entry.auto())
     } else {
         (TokenStream::new(), TokenStream::new())
+    };
+    let online = match &opts.online {
+        Some(_) if entry.callable => crate::online::expand(&entry, call_online, &cfgs),
+        Some(key) if complete => syn::Error::new_spanned(
+            key,
+            "`online` needs a function the tuner can call: not `async` or `unsafe`, and no \
+             `impl Trait` argument",
+        )
+        .to_compile_error(),
+        _ => TokenStream::new(),
     };
     let tunable_name = match &opts.name {
         Some(n) => n.to_token_stream(),
@@ -620,6 +659,8 @@ fn generate(
 
         #(#cfgs)*
         #auto
+
+        #online
 
         #(#cfgs)*
         const _: () = {

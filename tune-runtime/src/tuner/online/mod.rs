@@ -65,8 +65,11 @@
 //! [`CompositionEvaluator::call`](crate::backend::composition::CompositionEvaluator::call);
 //! `#[tunable(online)]` generates a typed handle over a tunable function.
 
+mod cost;
 mod session;
 mod workers;
+
+pub use cost::OnlineCost;
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
