@@ -34,12 +34,18 @@ pub struct Conv<B: Backend> {
     pub default: Config,
 }
 
+/// Frame `k` of a stream of `src_w x src_h` frames.
+pub fn frame(src_w: usize, src_h: usize, k: u64) -> Vec<f32> {
+    (0..(src_w * src_h) as u64)
+        .map(|i| ((mix(i, k) % 1024) as f32) / 1024.0 - 0.5)
+        .collect()
+}
+
 impl<B: Backend> Conv<B> {
-    /// Frame `k` of the stream, in the padded layout.
+    /// Frame `k` of the stream, in the padded layout (frame 0 is the input the composition
+    /// declares and tuning validates with).
     pub fn frame(&self, k: u64) -> Vec<f32> {
-        (0..(self.src_w * self.src_h) as u64)
-            .map(|i| ((mix(i, k) % 1024) as f32) / 1024.0 - 0.5)
-            .collect()
+        frame(self.src_w, self.src_h, k)
     }
 
     /// The host's convolution of a frame (the reference).
@@ -96,13 +102,16 @@ pub fn case<B: Backend>(
         (space, src_w, h + 2 * hfs, kernel)
     };
     let conv = c.kernel(kernel);
-    let src = c.input(BufferArg::zeros::<f32>(src_w * src_h));
+    let first = frame(src_w, src_h, 0);
+    let expected = crate::common::cases::conv_host(&first, src_w, &filter, w, h, fs);
+    let src = c.input(BufferArg::from_vec(first));
     let filt = c.input(BufferArg::from_vec(filter.clone()));
-    let dst = c.buffer(BufferArg::zeros::<f32>(w * h).output());
+    let dst = c.output(BufferArg::zeros::<f32>(w * h));
     c.host(move |run| {
         run.launch(conv).arg(src).arg(filt).arg(dst).run()?;
         Ok(())
     });
+    c.reference(move |_| Ok(vec![tune::backend::HostData::from(expected.clone())]));
     c.tolerance(TOLERANCE);
     let default = space
         .get(0)

@@ -5,13 +5,79 @@
 //! come in both dialects with the same arguments, and the host code is the same.
 #![allow(dead_code)]
 
+pub mod bench;
 pub mod conv;
 pub mod reduction;
 pub mod sort;
 
+use std::sync::Arc;
+
 use tune::backend::composition::Composition;
 use tune::backend::{Backend, DeviceInfo};
 use tune::{Config, Space};
+
+/// Work generic over the backend, run on the device the environment names.
+pub trait OnDevice {
+    /// Runs on `device`.
+    ///
+    /// # Errors
+    /// The work's own.
+    fn run<B: Backend>(self, device: Arc<B>) -> tune::Result<()>;
+}
+
+/// Runs `job` on the device of `TUNE_BACKEND` (`opencl`: `TUNE_OPENCL_DEVICE`, else the
+/// first OpenCL device; `cuda`: `TUNE_CUDA_DEVICE`, else GPU 0); unset: OpenCL when built
+/// with it, else CUDA.
+///
+/// # Errors
+/// [`tune::Error::BackendUnavailable`] when the backend is not built in or has no device;
+/// the job's error.
+pub fn on_device(job: impl OnDevice) -> tune::Result<()> {
+    let which = std::env::var("TUNE_BACKEND").unwrap_or_default();
+    #[cfg(feature = "cuda")]
+    if which == "cuda" || (which.is_empty() && !cfg!(feature = "opencl")) {
+        return job.run(Arc::new(crate::common::cuda::open()?));
+    }
+    #[cfg(feature = "opencl")]
+    if which != "cuda" {
+        return job.run(Arc::new(crate::common::opencl_device()?));
+    }
+    drop(job);
+    Err(tune::Error::BackendUnavailable {
+        backend: if which.is_empty() {
+            "opencl or cuda".into()
+        } else {
+            which
+        },
+        reason: "build with `--features opencl` or `--features cuda` (or both, and pick one \
+                 with TUNE_BACKEND=opencl|cuda)"
+            .into(),
+    })
+}
+
+/// Runs an example's body; without a device it says so and exits 0 (so CI runs every
+/// example), on any other error it exits 1.
+pub fn main_or_skip(name: &str, body: impl FnOnce() -> tune::Result<()>) {
+    match body() {
+        Ok(()) => {}
+        Err(e @ tune::Error::BackendUnavailable { .. }) => {
+            eprintln!("{name}: no device, nothing to run: {e}");
+        }
+        Err(e) => {
+            eprintln!("{name}: {e}");
+            std::process::exit(1);
+        }
+    }
+}
+
+/// A positive integer from the environment variable `var`, else `default`.
+pub fn env_usize(var: &str, default: usize) -> usize {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .filter(|&v| v > 0)
+        .unwrap_or(default)
+}
 
 /// A case study as a composition: what to tune, how, and how much data one run moves.
 pub struct Case<B: Backend> {

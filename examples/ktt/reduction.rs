@@ -84,6 +84,8 @@ pub fn host<B: Backend>(
         c.get::<usize>(slots::GPC),
     );
     if c.get::<bool>(slots::ATOMICS) {
+        // The groups add to the result: it starts at zero.
+        run.write(ids.sum, &[0.0f32])?;
         let g = groups(n, wg, vw, unroll, gpc, cus);
         run.launch(ids.reduce)
             .global([g * wg])
@@ -156,7 +158,8 @@ pub fn case<B: Backend>(device: &DeviceInfo, n: usize) -> tune::Result<(Case<B>,
         )
     };
     let parts = [c.scratch::<f32>(most), c.scratch::<f32>(most)];
-    let sum = c.buffer(BufferArg::zeros::<f32>(1).output());
+    // Written by the last pass (or zeroed by the host code before the atomics).
+    let sum = c.output(BufferArg::zeros::<f32>(1));
     let ids = Ids {
         reduce,
         x,

@@ -231,7 +231,7 @@ impl<B: Backend> CompositionEvaluator<B> {
         let all_inputs = inputs || !st.inputs_fresh;
         for (d, s) in self.comp.decls.iter().zip(st.stored.iter_mut()) {
             let write = match d.role {
-                Role::Input => all_inputs,
+                Role::Input | Role::Output => all_inputs,
                 Role::Restored => true,
                 Role::Scratch(_) => false,
             };
@@ -363,9 +363,10 @@ impl<B: Backend> CompositionEvaluator<B> {
     }
 
     /// Runs the host code once with `config` on the application's data: the application's
-    /// own call of the composition, as in online tuning. The written buffers
-    /// ([`Composition::buffer`]) are restored first; the inputs are not: `before` writes
-    /// them ([`Run::write`]); `after` reads the outputs. Neither is part of the cost.
+    /// own call of the composition, as in online tuning. The read-write buffers
+    /// ([`Composition::buffer`]) are restored first; inputs and outputs are not: `before`
+    /// writes the inputs ([`Run::write`]); `after` reads the outputs (or launches a
+    /// validation kernel). Neither is part of the cost.
     /// Returns `after`'s value and the run's cost (see [`Timing`]). Nothing is validated.
     ///
     /// # Errors

@@ -5,9 +5,10 @@
 //! - its kernels ([`KernelSource`]): every tuning parameter becomes a define of every kernel
 //!   (or of the ones [`KernelSource::params`] names), plus fixed and computed defines;
 //! - its buffers: [`inputs`](Composition::input) (read by the kernels, restored before
-//!   every configuration), [`buffers`](Composition::buffer) that kernels write (restored
-//!   before every run), [`scratch`](Composition::scratch) buffers sized by the
-//!   configuration; a [`BufferArg`] marked `.output()` is validated;
+//!   every configuration), [`outputs`](Composition::output) (overwritten by the kernels,
+//!   validated), [`buffers`](Composition::buffer) that kernels read and write (restored
+//!   before every run; validated when marked `.output()`), [`scratch`](Composition::scratch)
+//!   buffers sized by the configuration;
 //! - its host code: a closure that gets a [`Run`] and launches the kernels with sizes and
 //!   arguments of its choosing, as often as it likes (until one element remains, for a
 //!   configuration-dependent number of passes), swaps buffers between iterations, reads and
@@ -145,6 +146,8 @@ pub enum Timing {
 pub(super) enum Role {
     /// Read by the kernels: restored before every configuration.
     Input,
+    /// Overwritten by the kernels: restored before every configuration.
+    Output,
     /// Written by the kernels: restored before every run.
     Restored,
     /// Sized by the configuration; contents undefined at the start of a run.
@@ -282,8 +285,16 @@ impl<B: Backend> Composition<B> {
         self.declare(Role::Input, data.data, data.output)
     }
 
-    /// Adds a buffer the kernels write (an output, an accumulator, a buffer of an
-    /// iteration): restored to `data` before every run. Mark outputs `.output()`.
+    /// Adds an output that the kernels overwrite completely: validated, restored to `data`
+    /// before every configuration (so a configuration that writes nothing is caught), not
+    /// between runs (an image, a matrix).
+    pub fn output(&mut self, data: BufferArg) -> BufferId {
+        self.declare(Role::Output, data.data, true)
+    }
+
+    /// Adds a buffer the kernels read and write (keys sorted in place, an accumulator, a
+    /// buffer of an iteration): restored to `data` before every run. Mark the ones to
+    /// validate `.output()`.
     pub fn buffer(&mut self, data: BufferArg) -> BufferId {
         self.declare(Role::Restored, data.data, data.output)
     }

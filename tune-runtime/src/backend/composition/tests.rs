@@ -349,6 +349,27 @@ fn written_buffers_are_restored_before_every_run() {
 }
 
 #[test]
+fn outputs_are_restored_before_every_configuration_only() {
+    let s = space();
+    let seen = Arc::new(Mutex::new(Vec::new()));
+    let log = seen.clone();
+    let mut c = Composition::<Fake>::new();
+    let inc = c.kernel(KernelSource::new("inc", "inc"));
+    let out = c.output(BufferArg::zeros::<f32>(1));
+    c.host(move |run| {
+        log.lock().unwrap().push(run.read::<f32>(out)?[0]);
+        run.launch(inc).global([1]).local([1]).arg(out).run()?;
+        Ok(())
+    });
+    c.warmups(0).repetitions(2);
+    let ev = CompositionEvaluator::new(Fake::new(), &s, c).unwrap();
+    for cfg in s.iter().take(2) {
+        eval(&ev, &s, &cfg).unwrap();
+    }
+    assert_eq!(*seen.lock().unwrap(), vec![0.0, 1.0, 2.0, 0.0, 1.0, 2.0]);
+}
+
+#[test]
 fn wrong_outputs_are_wrong_results() {
     let s = space();
     let mut c = reduction(Default::default());

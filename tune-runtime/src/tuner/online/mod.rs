@@ -296,29 +296,37 @@ impl<P: Clone + Send + 'static> fmt::Debug for Online<P> {
 
 impl<P: Clone + Send + 'static> Online<P> {
     /// An online tuner of the tunable `name` (as recorded in the log and database).
-    /// Defaults: the default technique (seed 0); settle after 50 configurations; 3 calls per
-    /// configuration, 1 when its first is over twice the best; 2 configurations prepared
-    /// ahead on 1 thread; device `"cpu"`; no log, no database.
+    /// Defaults: Markov chain Monte Carlo (seed 0), KTT's technique for online tuning: it
+    /// walks through neighbours of the best rather than sampling the whole space, and every
+    /// configuration tried costs the application a call; settle after 50 configurations; 3 calls per
+    /// configuration, 1 when its first is over twice the best; preparation on every core but
+    /// one, with one configuration more in flight than threads; device `"cpu"`; no log, no
+    /// database.
     ///
     /// The 50 configurations follow from the goal of settling within about 200 calls
     /// (50 x 3, plus the fast rejections of slow ones); 3 calls give a median that one
-    /// outlying call cannot move.
+    /// outlying call cannot move. Preparation (compilation) takes far longer than a call of
+    /// most kernels, and calls run the best so far meanwhile: the more configurations are
+    /// compiled at once, the sooner the search is over. One core is left to the caller.
     pub fn new(name: impl Into<String>) -> Self {
+        let threads = std::thread::available_parallelism()
+            .map_or(1, |n| n.get().saturating_sub(1))
+            .max(1);
         Online {
             name: name.into(),
             device: "cpu".into(),
             settings: Settings {
-                technique: Arc::new(|| TechniqueKind::default().build()),
+                technique: Arc::new(|| TechniqueKind::Mcmc.build()),
                 seed: 0,
                 explore: Box::new(Evaluations(50)),
                 runs_per_config: 3,
                 slow_factor: 2.0,
-                ahead: 2,
+                ahead: threads + 1,
                 attempts: 8,
                 database: None,
                 fingerprint: None,
             },
-            threads: 1,
+            threads,
             log_path: None,
             log: None,
             sessions: Vec::new(),
@@ -369,15 +377,18 @@ impl<P: Clone + Send + 'static> Online<P> {
         self
     }
 
-    /// Configurations prepared ahead of the one being measured (default 2).
+    /// Configurations in flight: prepared or being prepared ahead, and the one being
+    /// measured (default: one more than the preparation threads).
     pub fn ahead(mut self, n: usize) -> Self {
         self.settings.ahead = n.max(1);
         self
     }
 
-    /// Background threads preparing configurations (default 1).
+    /// Background threads preparing configurations (default: every core but one). Also
+    /// sets [`Online::ahead`] to one more.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n.max(1);
+        self.settings.ahead = self.threads + 1;
         self
     }
 

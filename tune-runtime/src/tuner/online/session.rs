@@ -63,6 +63,8 @@ pub(super) struct Session<P> {
     pending: VecDeque<Pending<P>>,
     candidate: Option<Candidate<P>>,
     best: Option<Best<P>>,
+    /// The preparation of a best taken from the log, under way.
+    best_job: Option<mpsc::Receiver<Prepared<P>>>,
     /// The configuration it settled on.
     pub(super) settled: Option<(Config, P)>,
     /// Settled without any valid configuration.
@@ -119,6 +121,7 @@ impl<P: Clone + Send + 'static> Session<P> {
             pending: VecDeque::new(),
             candidate: None,
             best: None,
+            best_job: None,
             settled: None,
             dead: false,
             exhausted: false,
@@ -185,6 +188,35 @@ impl<P: Clone + Send + 'static> Session<P> {
 
     fn in_flight(&self) -> usize {
         self.pending.len() + usize::from(self.candidate.is_some())
+    }
+
+    /// Prepares the best taken from the log first, so that calls can run it while the
+    /// search goes on; takes its preparation when it is there.
+    fn prepare_best(&mut self, workers: &Workers<P>, block: bool) {
+        let Some(best) = self.best.as_mut().filter(|b| b.prepared.is_none()) else {
+            return;
+        };
+        let rx = self.best_job.get_or_insert_with(|| {
+            workers.submit(
+                self.prepare.clone(),
+                self.space.clone(),
+                best.config.clone(),
+            )
+        });
+        let got = if block {
+            rx.recv().ok()
+        } else {
+            rx.try_recv().ok()
+        };
+        if let Some((r, _)) = got {
+            self.best_job = None;
+            match r {
+                Ok(p) => best.prepared = Some(p),
+                // It compiled in an earlier run: a failure now is this process's (a driver
+                // change); the search goes on without it.
+                Err(_) => self.best = None,
+            }
+        }
     }
 
     /// Asks the technique for more configurations until `ahead` are in flight.
@@ -333,13 +365,18 @@ impl<P: Clone + Send + 'static> Session<P> {
         self.stats.exploring_calls += 1;
         let mut attempts = 0usize;
         loop {
+            self.prepare_best(workers, false);
             self.refill(settings, workers);
             if self.candidate.is_none() {
+                if self.fallback().is_none() && self.best_job.is_some() {
+                    // The recorded best is what a call can run soonest.
+                    self.prepare_best(workers, true);
+                }
                 let block = self.fallback().is_none();
                 self.take_ready(settings, log, name, block)?;
                 self.refill(settings, workers);
             }
-            if self.settle_if_done(settings, name)? {
+            if self.settle_if_done(settings, workers, name)? {
                 if let Some((config, prepared)) = &self.settled {
                     return run(&Trial::new(config, prepared, &self.space, false))
                         .map(|(o, _)| o)
@@ -565,11 +602,18 @@ impl<P: Clone + Send + 'static> Session<P> {
 
     /// Settles when the exploration is over: the best stays, everything else is dropped.
     /// Returns whether it settled (now or before).
-    fn settle_if_done(&mut self, settings: &Settings, name: &str) -> Result<bool> {
+    fn settle_if_done(
+        &mut self,
+        settings: &Settings,
+        workers: &Workers<P>,
+        name: &str,
+    ) -> Result<bool> {
         self.progress.elapsed = self.progress.elapsed.max(self.elapsed());
         let over = settings.explore.done(&self.progress)
             || (self.exhausted && self.pending.is_empty() && self.candidate.is_none());
         if self.settled.is_none() && over {
+            // A best measured by an earlier run of the application: wait for its preparation.
+            self.prepare_best(workers, true);
             self.pending.clear();
             self.candidate = None;
             self.stats.settled_after = Some(self.stats.calls);
@@ -581,7 +625,6 @@ impl<P: Clone + Send + 'static> Session<P> {
                 Some(b) => {
                     let prepared = match b.prepared {
                         Some(p) => p,
-                        // Measured by an earlier run of the application: prepare it here.
                         None => (self.prepare)(&self.space, &b.config)
                             .map_err(|f| failed(&self.space, &b.config, f))?,
                     };

@@ -215,6 +215,65 @@ fn a_restarted_application_continues_from_the_log() {
 }
 
 #[test]
+fn a_restarted_application_runs_the_recorded_best_while_the_search_goes_on() {
+    let dir = temp("restart-best");
+    let log_path = dir.join("online.jsonl");
+    let make = || {
+        Online::new("double")
+            .technique(TechniqueKind::Random)
+            .seed(9)
+            .explore(WholeSpace)
+            .runs_per_config(1)
+            .log(&log_path)
+    };
+    let mut first = make();
+    first
+        .select("n=1", || Ok(Input::new(space(), prepare)))
+        .unwrap();
+    let runs = Runs::default();
+    while first.stats().evaluations < 6 {
+        step(&mut first, &runs, 1).unwrap();
+    }
+    let best = first.stats().best.unwrap().0.get::<u32>(0);
+    drop(first);
+    // Restarted, with every preparation but the recorded best's held back: calls run the
+    // best instead of waiting.
+    let held = Arc::new((Mutex::new(false), Condvar::new()));
+    let h = held.clone();
+    let gated = move |s: &Space, c: &Config| {
+        if c.get::<u32>(0) != best {
+            let (open, cv) = &*h;
+            let mut o = open.lock().unwrap();
+            while !*o {
+                o = cv.wait(o).unwrap();
+            }
+        }
+        prepare(s, c)
+    };
+    let mut second = make();
+    second
+        .select("n=1", || Ok(Input::new(space(), gated)))
+        .unwrap();
+    let (tx, rx) = mpsc::channel();
+    let worker = std::thread::spawn(move || {
+        let runs = Runs::default();
+        for i in 0..5 {
+            assert_eq!(step(&mut second, &runs, i).unwrap(), 2 * i);
+        }
+        tx.send(runs.lock().unwrap().clone()).unwrap();
+        second
+    });
+    let ran = rx
+        .recv_timeout(Duration::from_secs(30))
+        .expect("the calls waited for a new configuration");
+    assert_eq!(ran.keys().copied().collect::<Vec<_>>(), vec![best]);
+    *held.0.lock().unwrap() = true;
+    held.1.notify_all();
+    drop(worker.join().unwrap());
+    std::fs::remove_dir_all(dir).ok();
+}
+
+#[test]
 fn each_input_key_is_tuned_on_its_own() {
     let mut online = exhaustive("double");
     let runs = Runs::default();
