@@ -13,13 +13,13 @@
 
 #if VW == 1
   typedef float vtype;
-  #define HSUM(x) (x)
+  #define HSUM(a) (a)
 #elif VW == 2
   typedef float2 vtype;
-  #define HSUM(x) ((x).x + (x).y)
+  #define HSUM(a) ((a).x + (a).y)
 #elif VW == 4
   typedef float4 vtype;
-  #define HSUM(x) (((x).x + (x).y) + ((x).z + (x).w))
+  #define HSUM(a) (((a).x + (a).y) + ((a).z + (a).w))
 #endif
 
 extern "C" __global__ void __launch_bounds__(WG)

@@ -58,17 +58,17 @@ fn value(named: &tune::results::Named<Value>, name: &str) -> String {
     named.get(name).map(ToString::to_string).unwrap_or_default()
 }
 
-fn with(space: &tune::Space, values: &[(&str, Value)]) -> Config {
+fn with(space: &tune::Space, values: &[(&str, Value)]) -> Option<Config> {
     space
         .config_from_values(values.iter().map(|(n, v)| (*n, v.clone())))
-        .unwrap()
+        .ok()
 }
 
 /// The reduction's number of launches follows the configuration and the input size, every
 /// configuration's sum is right, and a short tuning run finds a valid best.
-fn reduction_iterations_follow_the_configuration(dev: Arc<OpenCl>) {
+fn reduction_iterations_follow_the_configuration<B: Backend>(dev: Arc<B>) {
     let n = (1 << 16) + 3;
-    let (mut case, ids) = ktt::reduction::case::<OpenCl>(dev.device(), n).unwrap();
+    let (mut case, ids) = ktt::reduction::case::<B>(dev.device(), n).unwrap();
     let cus = dev.device().compute_units as usize;
     let launches = Arc::new(AtomicUsize::new(0));
     let l = launches.clone();
@@ -89,7 +89,8 @@ fn reduction_iterations_follow_the_configuration(dev: Arc<OpenCl>) {
         (64, 16, 1, 0, false, 2),
         (128, 2, 4, 1, true, 1),
     ] {
-        let c = with(
+        // Vectors of 16 floats exist in OpenCL only.
+        let Some(c) = with(
             s,
             &[
                 ("WG", u(wg)),
@@ -98,7 +99,10 @@ fn reduction_iterations_follow_the_configuration(dev: Arc<OpenCl>) {
                 ("GPC", u(gpc)),
                 ("ATOMICS", Value::Bool(atomics)),
             ],
-        );
+        ) else {
+            assert_eq!(vw, 16);
+            continue;
+        };
         let p = ev.prepare(s, &c).unwrap();
         let m = ev.measure(s, &c, p).unwrap();
         assert!(m.validation.is_some() && m.cost > Duration::ZERO);
@@ -126,9 +130,9 @@ fn reduction_iterations_follow_the_configuration(dev: Arc<OpenCl>) {
 
 /// Every digit width sorts right, including a tail shorter than a tile; a short tuning run
 /// finds a valid best.
-fn radix_sort_sorts_with_every_digit_width(dev: Arc<OpenCl>) {
+fn radix_sort_sorts_with_every_digit_width<B: Backend>(dev: Arc<B>) {
     let n = 5000;
-    let (case, _) = ktt::sort::case::<OpenCl>(dev.device(), n).unwrap();
+    let (case, _) = ktt::sort::case::<B>(dev.device(), n).unwrap();
     let s = case.space.clone();
     let ev = CompositionEvaluator::new(dev, &s, case.composition).unwrap();
     let u = |v: u64| Value::UInt(v);
@@ -146,7 +150,8 @@ fn radix_sort_sorts_with_every_digit_width(dev: Arc<OpenCl>) {
                 ("ITEMS", u(items)),
                 ("BLOCKS", u(blocks)),
             ],
-        );
+        )
+        .unwrap();
         let p = ev.prepare(&s, &c).unwrap();
         ev.measure(&s, &c, p)
             .unwrap_or_else(|f| panic!("{}: {f}", s.describe(&c)));
@@ -445,17 +450,101 @@ fn online_convolution_restarted_midway(dev: Arc<OpenCl>) {
     std::fs::remove_dir_all(dir).ok();
 }
 
+/// The compositions on CUDA (with `--features cuda`; `TUNE_REQUIRE_CUDA=1` makes a missing
+/// GPU fail).
+#[cfg(feature = "cuda")]
+fn cuda(suite: &mut harness::Suite) {
+    use tune::cuda::Cuda;
+    let gpu = common::cuda::open()
+        .map(Arc::new)
+        .map_err(|e| e.to_string());
+    let probe = harness::Probe::new("cuda", gpu, "TUNE_REQUIRE_CUDA");
+    let tests: [harness::DeviceTest<Arc<Cuda>>; 2] = [
+        (
+            "cuda::reduction_iterations_follow_the_configuration",
+            reduction_iterations_follow_the_configuration::<Cuda>,
+        ),
+        (
+            "cuda::radix_sort_sorts_with_every_digit_width",
+            radix_sort_sorts_with_every_digit_width::<Cuda>,
+        ),
+    ];
+    for (name, f) in tests {
+        suite.device(&probe, name, f);
+    }
+    let nvrtc =
+        tune::cuda::nvrtc_version().ok_or_else(|| "NVRTC (libnvrtc) is not installed".to_string());
+    let probe = harness::Probe::optional("nvrtc", nvrtc);
+    suite.device(&probe, "cuda::kernels_compile_with_nvrtc", |_| {
+        cuda_kernels_compile_with_nvrtc()
+    });
+}
+
+/// The CUDA kernels of the compositions compile with NVRTC (no GPU needed) for a sample of
+/// each space's configurations, every kernel of each.
+#[cfg(feature = "cuda")]
+fn cuda_kernels_compile_with_nvrtc() {
+    use tune::backend::{config_defines, DeviceInfo};
+    use tune::cuda::{compile, Arch, Cuda};
+    let h100 = DeviceInfo {
+        backend: "cuda".into(),
+        max_work_group_size: 1024,
+        max_work_item_sizes: [1024, 1024, 64],
+        local_mem_bytes: 227 * 1024,
+        compute_units: 132,
+        ..Default::default()
+    };
+    let arch = Arch {
+        sm: 90,
+        cubin: true,
+    };
+    let check = |src: &str, kernels: &[&str], space: &tune::Space, step: usize| {
+        for c in space.iter().step_by(step) {
+            for k in kernels {
+                if let Err(f) = compile(
+                    src,
+                    &format!("{k}.cu"),
+                    &arch,
+                    &config_defines(space, &c),
+                    &[],
+                ) {
+                    panic!("{k} with {}: {f}", space.describe(&c));
+                }
+            }
+        }
+    };
+    let (r, _) = ktt::reduction::case::<Cuda>(&h100, 1 << 20).unwrap();
+    check(ktt::reduction::CU, &["reduce", "copy"], &r.space, 31);
+    let (s, _) = ktt::sort::case::<Cuda>(&h100, 1 << 20).unwrap();
+    check(
+        ktt::sort::CU,
+        &["histogram", "scan", "scatter"],
+        &s.space,
+        17,
+    );
+    let none = tune::SpaceBuilder::new().build().unwrap();
+    check(
+        include_str!("../kernels/compare.cu"),
+        &["maxdiff"],
+        &none,
+        1,
+    );
+}
+
+#[cfg(not(feature = "cuda"))]
+fn cuda(_: &mut harness::Suite) {}
+
 fn main() -> ExitCode {
     let probe = probe();
     let mut suite = harness::Suite::new();
     let tests: [harness::DeviceTest<Arc<OpenCl>>; 7] = [
         (
             "reduction_iterations_follow_the_configuration",
-            reduction_iterations_follow_the_configuration,
+            reduction_iterations_follow_the_configuration::<OpenCl>,
         ),
         (
             "radix_sort_sorts_with_every_digit_width",
-            radix_sort_sorts_with_every_digit_width,
+            radix_sort_sorts_with_every_digit_width::<OpenCl>,
         ),
         (
             "a_failing_kernel_inside_a_composition",
@@ -481,5 +570,6 @@ fn main() -> ExitCode {
     for (name, f) in tests {
         suite.device(&probe, name, f);
     }
+    cuda(&mut suite);
     suite.run()
 }
