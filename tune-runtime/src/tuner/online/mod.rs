@@ -199,8 +199,10 @@ impl<'a, P> Trial<'a, P> {
     pub fn get<T: ParamType>(&self, slot: usize) -> T {
         self.config.get(slot)
     }
-    /// Whether this is the configuration's first run: check the output and return
-    /// [`Failure::WrongResult`] if it is wrong (it is then not handed to the application).
+    /// Whether this run's output is checked: the configuration's first run. In
+    /// [`Online::call`], check it and return [`Failure::WrongResult`] if it is wrong (it is
+    /// then not handed to the application); in [`Online::call_compared`], produce it in full
+    /// (it is compared with the trusted configuration's, which runs with this set too).
     pub fn validate(&self) -> bool {
         self.validate
     }

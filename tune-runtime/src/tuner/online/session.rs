@@ -408,15 +408,10 @@ impl<P: Clone + Send + 'static> Session<P> {
                         ));
                     };
                     // The trusted output first: it is returned if the candidate differs.
-                    let (expected, _) = run(&Trial::new(tc, tp, &self.space, false))
+                    let (expected, _) = run(&Trial::new(tc, tp, &self.space, true))
                         .map_err(|f| failed(&self.space, tc, f))?;
                     self.stats.extra_runs += 1;
-                    match run(&Trial::new(
-                        &cand.config,
-                        &cand.prepared,
-                        &self.space,
-                        false,
-                    )) {
+                    match run(&Trial::new(&cand.config, &cand.prepared, &self.space, true)) {
                         Ok((o, t)) => match same(&expected, &o) {
                             Ok(()) => Ok((o, t)),
                             Err(m) => Err((Failure::WrongResult(m), Some(expected))),

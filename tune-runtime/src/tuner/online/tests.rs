@@ -330,6 +330,7 @@ fn compared_with_a_trusted_configuration() {
         })
         .unwrap();
     let runs = Runs::default();
+    let asked: Mutex<Vec<(u32, bool)>> = Mutex::default();
     let mut i = 0;
     while !online.is_settled() {
         i += 1;
@@ -338,6 +339,7 @@ fn compared_with_a_trusted_configuration() {
                 |t| {
                     let x = *t.prepared();
                     *runs.lock().unwrap().entry(x).or_insert(0) += 1;
+                    asked.lock().unwrap().push((x, t.validate()));
                     Ok((2 * i + u64::from(wrong(x)), cost(x)))
                 },
                 |a, b| {
@@ -355,6 +357,10 @@ fn compared_with_a_trusted_configuration() {
     let st = online.stats();
     assert_eq!(st.failures, 3);
     assert!(st.extra_runs >= 14, "{st:?}");
+    // Compared outputs are asked for in full: the wrong ones ran only to be compared.
+    let asked = asked.lock().unwrap();
+    assert!(asked.iter().filter(|(x, _)| wrong(*x)).all(|&(_, v)| v));
+    assert!(asked.iter().any(|&(_, v)| !v));
 }
 
 #[test]
