@@ -19,7 +19,6 @@
 //! with `--features opencl` runs the OpenCL kernels). `TUNE_BENCH_ONLY=1,3` runs some parts;
 //! `TUNE_KTT_QUICK=1` uses small sizes and budgets (a CPU OpenCL device such as PoCL);
 //! `TUNE_EVALS` / `TUNE_SECONDS` set the tuning budgets.
-mod common;
 mod ktt;
 
 use std::sync::Arc;

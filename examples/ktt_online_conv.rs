@@ -12,7 +12,6 @@
 //! `cargo run --release --features opencl --example ktt_online_conv [w h fs frames]`
 //! (default 2048 2048 7 2000; `TUNE_BACKEND=cuda` with `--features cuda` for the CUDA
 //! kernel). `TUNE_FRESH=1` ignores the log of an earlier run.
-mod common;
 mod ktt;
 
 use std::sync::Arc;
@@ -80,7 +79,7 @@ impl ktt::OnDevice for App {
                     |run| run.read::<f32>(dst),
                 )?;
                 if t.validate() {
-                    let want = common::cases::conv_host(frame, src_w, &filter, w, h, fs);
+                    let want = ktt::conv::host(frame, src_w, &filter, w, h, fs);
                     ktt::conv::TOLERANCE
                         .check(&want.into(), &out.clone().into())
                         .map_err(Failure::WrongResult)?;

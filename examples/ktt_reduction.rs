@@ -7,7 +7,6 @@
 //! `cargo run --release --features opencl --example ktt_reduction [n]` (default 2^24);
 //! `TUNE_BACKEND=cuda` with `--features cuda` for the CUDA kernels. `TUNE_EVALS` and
 //! `TUNE_SECONDS` set the budget (default 200 evaluations or 120 s).
-mod common;
 mod ktt;
 
 use std::sync::Arc;

@@ -9,8 +9,6 @@
 //! fail. They run one at a time (see `harness`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-#[path = "../examples/common/mod.rs"]
-mod common;
 mod harness;
 #[path = "../examples/ktt/mod.rs"]
 mod ktt;
@@ -455,9 +453,7 @@ fn online_convolution_restarted_midway(dev: Arc<OpenCl>) {
 #[cfg(feature = "cuda")]
 fn cuda(suite: &mut harness::Suite) {
     use tune::cuda::Cuda;
-    let gpu = common::cuda::open()
-        .map(Arc::new)
-        .map_err(|e| e.to_string());
+    let gpu = ktt::open_cuda().map(Arc::new).map_err(|e| e.to_string());
     let probe = harness::Probe::new("cuda", gpu, "TUNE_REQUIRE_CUDA");
     let tests: [harness::DeviceTest<Arc<Cuda>>; 2] = [
         (
@@ -498,36 +494,38 @@ fn cuda_kernels_compile_with_nvrtc() {
         sm: 90,
         cubin: true,
     };
-    let check = |src: &str, kernels: &[&str], space: &tune::Space, step: usize| {
-        for c in space.iter().step_by(step) {
-            for k in kernels {
-                if let Err(f) = compile(
-                    src,
-                    &format!("{k}.cu"),
-                    &arch,
-                    &config_defines(space, &c),
-                    &[],
-                ) {
-                    panic!("{k} with {}: {f}", space.describe(&c));
+    let check =
+        |src: &str, kernels: &[&str], space: &tune::Space, step: usize, fixed: &[(&str, usize)]| {
+            for c in space.iter().step_by(step) {
+                let mut defines = config_defines(space, &c);
+                defines.extend(fixed.iter().map(|(k, v)| (k.to_string(), v.to_string())));
+                for k in kernels {
+                    if let Err(f) = compile(src, &format!("{k}.cu"), &arch, &defines, &[]) {
+                        panic!("{k} with {}: {f}", space.describe(&c));
+                    }
                 }
             }
-        }
-    };
+        };
     let (r, _) = ktt::reduction::case::<Cuda>(&h100, 1 << 20).unwrap();
-    check(ktt::reduction::CU, &["reduce", "copy"], &r.space, 31);
+    check(ktt::reduction::CU, &["reduce", "copy"], &r.space, 31, &[]);
     let (s, _) = ktt::sort::case::<Cuda>(&h100, 1 << 20).unwrap();
     check(
         ktt::sort::CU,
         &["histogram", "scan", "scatter"],
         &s.space,
         17,
+        &[],
     );
+    let f = ktt::conv::case::<Cuda>(&h100, 512, 512, 7).unwrap();
+    let fixed = [("W", 512), ("H", 512), ("FS", 7)];
+    check(ktt::conv::CU, &["filter"], &f.space, 7, &fixed);
     let none = tune::SpaceBuilder::new().build().unwrap();
     check(
         include_str!("../kernels/compare.cu"),
         &["maxdiff"],
         &none,
         1,
+        &[],
     );
 }
 

@@ -1,16 +1,38 @@
-//! The 2D convolution of CLTune's case study (kernels/conv.cl, kernels/conv.cu, their spaces
-//! from `examples/common`) as a one-kernel composition whose input the application writes:
-//! a stream of frames, for online tuning.
+//! A 2D filter of frames (kernels/frame_filter.cl, kernels/frame_filter.cu) as a one-kernel
+//! composition whose input the application writes: a stream of frames, for online tuning.
+//!
+//! Parameters: work-group `TBX x TBY`, outputs per work-item `WPTX x WPTY`, and `LOCAL`
+//! (stage the tile in local memory); the tile divides the frame and, staged, fits the
+//! device's local memory.
 
 use tune::backend::composition::{BufferId, Composition, KernelSource};
-use tune::backend::{Backend, BufferArg, DeviceInfo, Tolerance};
-use tune::{Config, Space};
+use tune::backend::{Backend, BufferArg, DeviceInfo, HostData, Tolerance};
+use tune::{Bound, Config, Param, Space, SpaceBuilder};
 
 use super::{is_cuda, mix};
 
-/// The convolution of `w x h` frames with an `fs x fs` filter.
+/// The OpenCL kernel.
+pub const CL: &str = include_str!("../../kernels/frame_filter.cl");
+/// The CUDA kernel.
+pub const CU: &str = include_str!("../../kernels/frame_filter.cu");
+
+/// Parameter slots.
+pub mod slots {
+    /// Work-group size in x.
+    pub const TBX: usize = 0;
+    /// Work-group size in y.
+    pub const TBY: usize = 1;
+    /// Outputs per work-item in x.
+    pub const WPTX: usize = 2;
+    /// Outputs per work-item in y.
+    pub const WPTY: usize = 3;
+    /// Stage the tile in local memory.
+    pub const LOCAL: usize = 4;
+}
+
+/// The filter of `w x h` frames with an `fs x fs` filter.
 pub struct Conv<B: Backend> {
-    /// The space (CLTune's, as the case studies declare it per dialect).
+    /// The space.
     pub space: Space,
     /// The kernel and buffers; the application writes `src` and reads `dst`.
     pub composition: Composition<B>,
@@ -30,7 +52,8 @@ pub struct Conv<B: Backend> {
     pub fs: usize,
     /// The filter.
     pub filter: Vec<f32>,
-    /// The first valid configuration: what an untuned program might run.
+    /// A plain configuration (16 x 8 work-items, one output each, no local memory): what an
+    /// untuned program might run.
     pub default: Config,
 }
 
@@ -41,16 +64,35 @@ pub fn frame(src_w: usize, src_h: usize, k: u64) -> Vec<f32> {
         .collect()
 }
 
+/// The host's filter of a padded frame (in f64, rows in parallel).
+pub fn host(src: &[f32], src_w: usize, filt: &[f32], w: usize, h: usize, fs: usize) -> Vec<f32> {
+    use rayon::prelude::*;
+    let mut out = vec![0f32; w * h];
+    out.par_chunks_mut(w).enumerate().for_each(|(y, row)| {
+        for (x, o) in row.iter_mut().enumerate() {
+            let mut acc = 0f64;
+            for fy in 0..fs {
+                for fx in 0..fs {
+                    acc +=
+                        f64::from(filt[fy * fs + fx]) * f64::from(src[(y + fy) * src_w + x + fx]);
+                }
+            }
+            *o = acc as f32;
+        }
+    });
+    out
+}
+
 impl<B: Backend> Conv<B> {
-    /// Frame `k` of the stream, in the padded layout (frame 0 is the input the composition
-    /// declares and tuning validates with).
+    /// Frame `k` of the stream, padded (frame 0 is the input the composition declares and
+    /// tuning validates with).
     pub fn frame(&self, k: u64) -> Vec<f32> {
         frame(self.src_w, self.src_h, k)
     }
 
-    /// The host's convolution of a frame (the reference).
+    /// The host's filter of a frame (the reference).
     pub fn reference(&self, frame: &[f32]) -> Vec<f32> {
-        crate::common::cases::conv_host(frame, self.src_w, &self.filter, self.w, self.h, self.fs)
+        host(frame, self.src_w, &self.filter, self.w, self.h, self.fs)
     }
 
     /// Floats read and written by one run at least.
@@ -59,16 +101,17 @@ impl<B: Backend> Conv<B> {
     }
 }
 
-/// The tolerance of a convolution's output against the host's.
+/// The tolerance of a filtered frame against the host's.
 pub const TOLERANCE: Tolerance = Tolerance::PerElement {
     abs: 1e-3,
     rel: 1e-3,
 };
 
-/// The convolution on `device` (OpenCL or CUDA kernel, by the device's backend).
+/// The filter of `w x h` frames with an `fs x fs` filter on `device` (OpenCL or CUDA kernel
+/// by the device's backend).
 ///
 /// # Errors
-/// An invalid space for these sizes (`w` and `h` must be multiples of 64).
+/// An empty space: `w` must be a multiple of 8, `h` of 1.
 pub fn case<B: Backend>(
     device: &DeviceInfo,
     w: usize,
@@ -76,46 +119,75 @@ pub fn case<B: Backend>(
     fs: usize,
 ) -> tune::Result<Conv<B>> {
     let hfs = fs / 2;
+    let max_wg = device.max_work_group_size.max(64);
+    let local = match device.local_mem_bytes {
+        0 => 48 * 1024,
+        // Static shared memory is limited to 48 KiB per CUDA block.
+        n if is_cuda(device) => n.min(48 * 1024),
+        n => n,
+    };
+    use slots::*;
+    let space = SpaceBuilder::new()
+        .param(Param::<usize>::values("TBX", [8, 16, 32, 64]))
+        .param(
+            Param::<usize>::values("TBY", [1, 2, 4, 8, 16]).constraint(&[TBX], move |b: &Bound| {
+                b.get::<usize>(TBX) * b.get::<usize>(TBY) <= max_wg
+            }),
+        )
+        .param(
+            Param::<usize>::values("WPTX", [1, 2, 4]).constraint(&[TBX], move |b: &Bound| {
+                w % (b.get::<usize>(TBX) * b.get::<usize>(WPTX)) == 0
+            }),
+        )
+        .param(
+            Param::<usize>::values("WPTY", [1, 2, 4, 8]).constraint(&[TBY], move |b: &Bound| {
+                h % (b.get::<usize>(TBY) * b.get::<usize>(WPTY)) == 0
+            }),
+        )
+        .param(
+            Param::bool("LOCAL").constraint(&[TBX, TBY, WPTX, WPTY], move |b: &Bound| {
+                let tw = b.get::<usize>(TBX) * b.get::<usize>(WPTX) + 2 * hfs;
+                let th = b.get::<usize>(TBY) * b.get::<usize>(WPTY) + 2 * hfs;
+                !b.get::<bool>(LOCAL) || 4 * (tw * th + fs * fs) <= local
+            }),
+        )
+        .build()?;
     let filter: Vec<f32> = (0..(fs * fs) as u64)
         .map(|i| ((mix(i, 99) % 256) as f32) / 256.0)
         .collect();
+    let (src_w, src_h) = (w + 2 * hfs, h + 2 * hfs);
+    let kernel = KernelSource::new(if is_cuda(device) { CU } else { CL }, "filter")
+        .define("W", w)
+        .define("H", h)
+        .define("FS", fs)
+        .global(move |c| [w / c.get::<usize>(WPTX), h / c.get::<usize>(WPTY)])
+        .local(|c| [c.get::<usize>(TBX), c.get::<usize>(TBY)]);
     let mut c = Composition::<B>::new();
-    let (space, src_w, src_h, kernel) = if is_cuda(device) {
-        cuda_kernel(w, h, fs)?
-    } else {
-        use crate::common::cases::{conv_local, conv_slots as s};
-        let space = crate::common::cases::conv(w, h, fs)?.space;
-        let src_w = (w + 2 * hfs).next_multiple_of(32);
-        let kernel = KernelSource::new(include_str!("../../kernels/conv.cl"), "conv")
-            .define("IMG_W", w)
-            .define("IMG_H", h)
-            .define("FS", fs)
-            .define("SRC_W", src_w)
-            .global(move |c| {
-                let l = conv_local(c, fs);
-                [
-                    w / (c.get::<usize>(s::TBX) * c.get::<usize>(s::WPTX)) * l[0],
-                    h / (c.get::<usize>(s::TBY) * c.get::<usize>(s::WPTY)) * l[1],
-                ]
-            })
-            .local(move |c| conv_local(c, fs));
-        (space, src_w, h + 2 * hfs, kernel)
-    };
-    let conv = c.kernel(kernel);
+    let k = c.kernel(kernel);
     let first = frame(src_w, src_h, 0);
-    let expected = crate::common::cases::conv_host(&first, src_w, &filter, w, h, fs);
+    let expected = host(&first, src_w, &filter, w, h, fs);
     let src = c.input(BufferArg::from_vec(first));
     let filt = c.input(BufferArg::from_vec(filter.clone()));
     let dst = c.output(BufferArg::zeros::<f32>(w * h));
     c.host(move |run| {
-        run.launch(conv).arg(src).arg(filt).arg(dst).run()?;
+        run.launch(k).arg(src).arg(filt).arg(dst).run()?;
         Ok(())
     });
-    c.reference(move |_| Ok(vec![tune::backend::HostData::from(expected.clone())]));
+    c.reference(move |_| Ok(vec![HostData::from(expected.clone())]));
     c.tolerance(TOLERANCE);
     let default = space
-        .get(0)
-        .ok_or_else(|| tune::Error::InvalidSpace("the convolution's space is empty".into()))?;
+        .config_from_values([
+            ("TBX", tune::Value::UInt(16)),
+            ("TBY", tune::Value::UInt(8)),
+            ("WPTX", tune::Value::UInt(1)),
+            ("WPTY", tune::Value::UInt(1)),
+            ("LOCAL", tune::Value::Bool(false)),
+        ])
+        .or_else(|_| {
+            space
+                .get(0)
+                .ok_or_else(|| tune::Error::InvalidSpace("the filter's space is empty".into()))
+        })?;
     Ok(Conv {
         space,
         composition: c,
@@ -128,25 +200,5 @@ pub fn case<B: Backend>(
         fs,
         filter,
         default,
-    })
-}
-
-#[cfg(feature = "cuda")]
-fn cuda_kernel(w: usize, h: usize, fs: usize) -> tune::Result<(Space, usize, usize, KernelSource)> {
-    let space = crate::common::cuda::conv_space(w as u32, h as u32, fs as u32)?;
-    let kernel = KernelSource::new(crate::common::cuda::CONV_SRC, "conv")
-        .define("FS", fs)
-        .define("W", w)
-        .define("H", h)
-        .global(move |c| [w / c.get::<u32>(2) as usize, h / c.get::<u32>(3) as usize])
-        .local(|c| [c.get::<u32>(0) as usize, c.get::<u32>(1) as usize]);
-    Ok((space, w + fs / 2 * 2, h + fs / 2 * 2, kernel))
-}
-
-#[cfg(not(feature = "cuda"))]
-fn cuda_kernel(_: usize, _: usize, _: usize) -> tune::Result<(Space, usize, usize, KernelSource)> {
-    Err(tune::Error::BackendUnavailable {
-        backend: "cuda".into(),
-        reason: "built without the `cuda` feature".into(),
     })
 }

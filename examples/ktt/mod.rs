@@ -36,11 +36,13 @@ pub fn on_device(job: impl OnDevice) -> tune::Result<()> {
     let which = std::env::var("TUNE_BACKEND").unwrap_or_default();
     #[cfg(feature = "cuda")]
     if which == "cuda" || (which.is_empty() && !cfg!(feature = "opencl")) {
-        return job.run(Arc::new(crate::common::cuda::open()?));
+        return job.run(Arc::new(open_cuda()?));
     }
     #[cfg(feature = "opencl")]
     if which != "cuda" {
-        return job.run(Arc::new(crate::common::opencl_device()?));
+        return job.run(Arc::new(tune::backend::opencl::OpenCl::from_env(
+            "TUNE_OPENCL_DEVICE",
+        )?));
     }
     drop(job);
     Err(tune::Error::BackendUnavailable {
@@ -53,6 +55,23 @@ pub fn on_device(job: impl OnDevice) -> tune::Result<()> {
                  with TUNE_BACKEND=opencl|cuda)"
             .into(),
     })
+}
+
+/// The CUDA device named by `TUNE_CUDA_DEVICE` (an index, or part of a name), else GPU 0.
+///
+/// # Errors
+/// [`tune::Error::BackendUnavailable`] without CUDA; [`tune::Error::DeviceNotFound`].
+#[cfg(feature = "cuda")]
+pub fn open_cuda() -> tune::Result<tune::cuda::Cuda> {
+    use tune::cuda::{Cuda, DeviceSelector};
+    let selector: DeviceSelector = match std::env::var("TUNE_CUDA_DEVICE") {
+        Ok(s) => match s.parse::<usize>() {
+            Ok(i) => i.into(),
+            Err(_) => s.as_str().into(),
+        },
+        Err(_) => 0.into(),
+    };
+    Cuda::open(selector)
 }
 
 /// Runs an example's body; without a device it says so and exits 0 (so CI runs every
