@@ -8,7 +8,7 @@
 //! 3. Composition machinery overhead: the tuned reduction as a composition against the
 //!    same kernel and launches written by hand on the backend, wall time per run in
 //!    alternating blocks (target < 1%).
-//! 4. Online tuning of the 2D convolution (8192 x 8192 frames, 11 x 11 filter: a call of
+//! 4. Online tuning of a 2D filter of frames (kernels/frame_filter.*; 8192 x 8192 frames, 11 x 11 filter: a call of
 //!    milliseconds, as in KTT's published case) over 10,000 calls: the steady-state overhead
 //!    per call against the kernel time (target <= 0.5%),
 //!    the calls until every call runs at >= 98% of the offline-tuned best's speed (target
@@ -194,7 +194,9 @@ impl ktt::OnDevice for Bench {
             } else {
                 (8192, 8192, 11, 10_000)
             };
-            println!("\n## 4. online tuning of the convolution, {w}x{h}, {fs}x{fs} filter, {calls} calls");
+            println!(
+                "\n## 4. online tuning of the 2D filter, {w}x{h}, {fs}x{fs} filter, {calls} calls"
+            );
             let r = bench::online_conv(device.clone(), w, h, fs, calls, plan.evals, plan.seconds)?;
             println!("offline best {} : {:.2} us", r.offline, us(r.offline_time));
             println!(

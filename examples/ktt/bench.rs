@@ -499,7 +499,7 @@ mod cublas {
     }
 }
 
-/// What online tuning of the convolution did over `calls` calls, against the same number
+/// What online tuning of the 2D filter did over `calls` calls, against the same number
 /// of calls of the offline-tuned best.
 #[derive(Debug)]
 pub struct OnlineReport {
@@ -535,7 +535,7 @@ pub struct OnlineReport {
     pub handle: Duration,
 }
 
-/// Tunes the convolution of `w x h` frames with an `fs x fs` filter offline (within
+/// Tunes the 2D filter of `w x h` frames with an `fs x fs` filter offline (within
 /// `offline` evaluations or `seconds`), then runs `calls` calls online from scratch (default
 /// settings: 50 configurations, 3 calls each, validation on the device against the host's
 /// reference output), then as many calls of the offline best, then alternating blocks of
