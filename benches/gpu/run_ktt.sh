@@ -18,7 +18,8 @@
 #   bash benches/gpu/run_ktt.sh opencl  # the reduction and online example on NVIDIA's OpenCL
 # Each writes its output to benches/gpu/logs/ktt-<part>.txt with the commit and the clocks.
 B=${B:-.device-bin/ktt}
-mkdir -p benches/gpu/logs
+LOGS=${LOGS:-benches/gpu/logs}
+mkdir -p "$LOGS"
 
 header() {
   echo "# ktt $1, $(date -u +%FT%TZ)"
@@ -28,19 +29,19 @@ header() {
 }
 
 part() {
-  local p=$1 log=benches/gpu/logs/ktt-$1.txt
+  local p=$1 log=$LOGS/ktt-$1.txt
   {
     header "$p"
     case $p in
       tests)
         TUNE_REQUIRE_CUDA=1 TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 500 "$B/ktt_test" 2>&1 \
           | grep -E "^test |test result|panicked|note:" ;;
-      1) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=1,3 TUNE_SECONDS=240 timeout 580 "$B/ktt_bench" ;;
-      2) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=2 TUNE_SECONDS=300 timeout 580 "$B/ktt_bench" ;;
-      4) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=4 TUNE_SECONDS=240 timeout 580 "$B/ktt_bench" ;;
+      1) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=1,3 TUNE_SECONDS=${KTT_SECONDS:-240} timeout 580 "$B/ktt_bench" ;;
+      2) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=2 TUNE_SECONDS=${KTT_SECONDS:-300} timeout 580 "$B/ktt_bench" ;;
+      4) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=4 TUNE_SECONDS=${KTT_SECONDS:-240} timeout 580 "$B/ktt_bench" ;;
       torch) timeout 300 python3 benches/gpu/torch_ktt.py ;;
       opencl)
-        TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_BENCH_ONLY=1 TUNE_SECONDS=150 timeout 300 "$B/ktt_bench"
+        TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_BENCH_ONLY=1 TUNE_SECONDS=${KTT_SECONDS:-150} timeout 300 "$B/ktt_bench"
         TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_FRESH=1 timeout 240 "$B/ktt_online_conv" 4096 4096 7 3000 ;;
       *) echo "unknown part $p: tests 1 2 4 torch opencl" ;;
     esac

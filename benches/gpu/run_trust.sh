@@ -54,13 +54,16 @@ conv)
   ;;
 timer)
   # Each kernel tuned briefly into a database of its own, then its best checked.
-  echo "### tuning the three kernels briefly"
-  TUNE_DB="$OUT/timer-gemm" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/gemm" --backend cuda 4096 2>&1 | keep
-  TUNE_DB="$OUT/timer-conv" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
-  TUNE_DB="$OUT/timer-saxpy" TUNE_EVALS=60 TUNE_SECONDS=20 timeout 90 bash $R "$B/saxpy" --backend cuda 67108864 2>&1 | keep
+  # TIMER_KERNELS picks some of them, e.g. TIMER_KERNELS=conv.
+  K=${TIMER_KERNELS:-gemm conv saxpy}
+  echo "### tuning the kernels briefly: $K"
+  [[ $K == *gemm* ]] && TUNE_DB="$OUT/timer-gemm" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/gemm" --backend cuda 4096 2>&1 | keep
+  [[ $K == *conv* ]] && TUNE_DB="$OUT/timer-conv" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
+  [[ $K == *saxpy* ]] && TUNE_DB="$OUT/timer-saxpy" TUNE_EVALS=60 TUNE_SECONDS=20 timeout 90 bash $R "$B/saxpy" --backend cuda 67108864 2>&1 | keep
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   for c in "gemm:4096 gemm sgemm" "conv:8192:4096:3 conv conv" "saxpy:67108864 saxpy saxpy"; do
     set -- $c
+    [[ $K == *$2* ]] || continue
     echo "### timer check $1"
     TUNE_DB="$OUT/timer-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" 2>&1 | keep
     TUNE_DB="$OUT/timer-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" --plain 30 2>&1 | keep
