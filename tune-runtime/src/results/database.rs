@@ -245,13 +245,11 @@ fn read_file(path: &Path, tunable: &str, device: &str) -> Result<Option<TunableF
         )
     })?;
     if file.schema > SCHEMA {
-        return Err(format_error(
-            path,
-            format!(
-                "written by a newer tune (file format {}, this tune reads up to {SCHEMA}); upgrade tune",
-                file.schema
-            ),
-        ));
+        return Err(Error::NewerFormat {
+            path: path.display().to_string(),
+            found: file.schema,
+            supported: SCHEMA,
+        });
     }
     if file.tunable != tunable || file.device != device {
         return Err(format_error(
@@ -343,8 +341,8 @@ impl Database {
     /// Reads the file of a tunable on a device (`None` if there is none).
     ///
     /// # Errors
-    /// [`Error::Io`], or [`Error::Format`] for a damaged file, one written by a newer tune,
-    /// or one that holds another tunable or device.
+    /// [`Error::Io`]; [`Error::Format`] for a damaged file or one that holds another tunable
+    /// or device; [`Error::NewerFormat`] for one written by a newer tune.
     pub fn load(&self, tunable: &str, device: &str) -> Result<Option<TunableFile>> {
         read_file(&self.path(tunable, device), tunable, device)
     }
@@ -365,7 +363,8 @@ impl Database {
     /// damaged or unwritable database stops the run before it starts, not after.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Format`] naming the file and what to do.
+    /// [`Error::Io`], [`Error::Format`] or [`Error::NewerFormat`] naming the file and what to
+    /// do.
     pub fn check_writable(&self, tunable: &str, device: &str) -> Result<()> {
         let path = self.path(tunable, device);
         let lock = Lock::exclusive(&path).map_err(|e| match e {
@@ -433,7 +432,8 @@ impl Database {
     /// Safe to call from several threads and processes at once: no result is lost.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Format`] (a damaged or read-only file, a non-finite cost).
+    /// [`Error::Io`] or [`Error::Format`] (a damaged or read-only file, a non-finite cost), or
+    /// [`Error::NewerFormat`].
     pub fn record(
         &self,
         tunable: &str,

@@ -265,6 +265,7 @@ impl Recording {
 
         let space = build_space(&names, &columns, &rows).map_err(|e| match e {
             Error::InvalidSpace(r) | Error::InvalidParam { reason: r, .. } => bad(r),
+            Error::DuplicateParam { name } => bad(format!("parameter `{name}` is declared twice")),
             other => other,
         })?;
         let len =

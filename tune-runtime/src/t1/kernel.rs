@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::expr::{self, Expr, PyValue};
-use super::{format_err, json_or_expr, ConfigEnv, Names, T1Space, T1};
+use super::{expr_err, format_err, json_or_expr, ConfigEnv, Names, T1Space, T1};
 use crate::backend::{BufferArg, KernelSpec};
 use crate::space::Config;
 use crate::{Error, Result};
@@ -76,8 +76,8 @@ impl T1 {
     ///
     /// # Errors
     /// [`Error::Format`] for a file without `KernelSpecification`, an unsupported language or
-    /// argument type, an expression outside the subset; [`Error::Io`] for a missing kernel
-    /// file.
+    /// argument type; [`Error::Expression`] for an expression outside the subset;
+    /// [`Error::Io`] for a missing kernel file (`NotFound`).
     pub fn kernel(&self, space: &T1Space) -> Result<T1Kernel> {
         let k = self.file.kernel_specification.as_ref().ok_or_else(|| {
             format_err(
@@ -137,9 +137,10 @@ impl T1 {
                     .iter()
                     .map(|s| {
                         expr::parse(s, &names).map_err(|e| {
-                            format_err(
+                            expr_err(
                                 &self.path,
-                                format!("GridDiv{} `{s}`: {e}", ["X", "Y", "Z"][d]),
+                                format!("GridDiv{} `{s}`", ["X", "Y", "Z"][d]),
+                                e,
                             )
                         })
                     })
@@ -147,7 +148,7 @@ impl T1 {
                 // Kernel Tuner divides by the block size when no divisor is given.
                 None => match block_slots[d] {
                     Some(_) => vec![expr::parse(BLOCK_NAMES[d], &names)
-                        .map_err(|e| format_err(&self.path, e.to_string()))?],
+                        .map_err(|e| expr_err(&self.path, BLOCK_NAMES[d], e))?],
                     None => Vec::new(),
                 },
             };
@@ -182,8 +183,7 @@ impl T1 {
                     let size = a.size.as_ref().ok_or_else(|| {
                         format_err(&self.path, format!("{what}: a Vector needs a Size"))
                     })?;
-                    let v = json_or_expr(size, &lists, &format!("{what} Size"))
-                        .map_err(|e| format_err(&self.path, e))?;
+                    let v = json_or_expr(size, &lists, &format!("{what} Size"), &self.path)?;
                     let len = match v {
                         PyValue::Float(x) if x >= 0.0 => x as usize,
                         v => v
@@ -273,17 +273,20 @@ impl T1 {
                 return Ok(p);
             }
         }
-        Err(format_err(
-            &self.path,
-            format!(
-                "KernelFile `{file}` not found (looked in: {}); put the kernel beside the T1 file",
-                candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+        Err(Error::Io {
+            path: self.path.display().to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "KernelFile `{file}` not found (looked in: {}); put the kernel beside the T1 file",
+                    candidates
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ),
-        ))
+        })
     }
 }
 

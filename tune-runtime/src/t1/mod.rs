@@ -37,7 +37,7 @@ use serde_json::Value as Json;
 
 pub use kernel::{Language, T1Kernel};
 
-use self::expr::{Binding, Env, Expr, NoVars, PyValue, Resolve};
+use self::expr::{Binding, Env, Expr, ExprError, NoVars, PyValue, Resolve};
 use crate::param::{Bound, Param};
 use crate::space::{Config, Space, SpaceBuilder};
 use crate::{Error, Result};
@@ -320,6 +320,16 @@ fn format_err(path: &Path, reason: impl Into<String>) -> Error {
     }
 }
 
+/// An expression of the file at `path` that does not parse or evaluate; `context` says
+/// where it stands.
+fn expr_err(path: &Path, context: impl Into<String>, source: ExprError) -> Error {
+    Error::Expression {
+        path: path.display().to_string(),
+        context: context.into(),
+        source,
+    }
+}
+
 impl T1 {
     /// Reads a T1 file.
     ///
@@ -379,7 +389,8 @@ impl T1 {
     /// The problem size (`KernelSpecification.ProblemSize`), evaluated.
     ///
     /// # Errors
-    /// [`Error::Format`] for an expression that does not evaluate to an integer.
+    /// [`Error::Expression`] for an expression outside the supported Python subset, or
+    /// [`Error::Format`] for one that does not evaluate to an integer.
     pub fn problem_size(&self) -> Result<Vec<i64>> {
         self.problem_size_with(&self.value_lists()?)
     }
@@ -405,8 +416,7 @@ impl T1 {
             .enumerate()
             .map(|(i, v)| {
                 let what = format!("ProblemSize[{i}]");
-                let value =
-                    json_or_expr(v, &names, &what).map_err(|e| format_err(&self.path, e))?;
+                let value = json_or_expr(v, &names, &what, &self.path)?;
                 value.as_int().ok_or_else(|| {
                     format_err(&self.path, format!("{what} is `{value}`, not an integer"))
                 })
@@ -427,8 +437,7 @@ impl T1 {
             .iter()
             .map(|p| {
                 let what = format!("the values of parameter `{}`", p.name);
-                let v =
-                    json_or_expr(&p.values, &none, &what).map_err(|e| format_err(&self.path, e))?;
+                let v = json_or_expr(&p.values, &none, &what, &self.path)?;
                 let PyValue::List(items) = v else {
                     return Err(format_err(
                         &self.path,
@@ -443,9 +452,10 @@ impl T1 {
     /// Builds the space: the parameters' values, constrained by every condition.
     ///
     /// # Errors
-    /// [`Error::Format`] for a value list or condition outside the supported Python subset
-    /// (naming the parameter or condition and the column), or the space builder's errors
-    /// (duplicate values or names).
+    /// [`Error::Expression`] for a value list or condition outside the supported Python
+    /// subset (naming the parameter or condition, with the column), [`Error::Format`] for
+    /// values of the wrong type or a condition that is always false, or the space builder's
+    /// errors (duplicate values or names).
     pub fn space(&self) -> Result<T1Space> {
         let columns = Arc::new(self.value_lists()?);
         let names = Names {
@@ -478,7 +488,7 @@ impl T1 {
         for (i, c) in self.file.configuration_space.conditions.iter().enumerate() {
             let what = format!("condition {} `{}`", i + 1, c.expression);
             let (e, slots) = expr::slots_of(&c.expression, &names)
-                .map_err(|e| format_err(&self.path, format!("{what}: {e}")))?;
+                .map_err(|e| expr_err(&self.path, &what, e))?;
             if slots.is_empty() {
                 match e.eval(&NoVars) {
                     Ok(v) if v.truthy() => {}
@@ -488,7 +498,7 @@ impl T1 {
                             format!("{what} is always false: no configuration is valid"),
                         ))
                     }
-                    Err(e) => return Err(format_err(&self.path, format!("{what}: {e}"))),
+                    Err(e) => return Err(expr_err(&self.path, what, e)),
                 }
                 continue;
             }
@@ -610,19 +620,25 @@ fn add_param<'a>(b: SpaceBuilder<'a>, p: &TuningParameter, col: &Column) -> Spac
     }
 }
 
-/// A JSON value as a Python value: strings are expressions, numbers and lists are literal.
+/// A JSON value of the file at `path` as a Python value: strings are expressions, numbers
+/// and lists are literal.
 pub(crate) fn json_or_expr(
     v: &Json,
     names: &Names<'_>,
     what: &str,
-) -> std::result::Result<PyValue, String> {
+    path: &Path,
+) -> Result<PyValue> {
     match v {
         Json::String(s) => {
-            let e = expr::parse(s, names).map_err(|e| format!("{what} `{s}`: {e}"))?;
-            e.eval(&NoVars).map_err(|e| format!("{what} `{s}`: {e}"))
+            let at = |e| expr_err(path, format!("{what} `{s}`"), e);
+            expr::parse(s, names).map_err(at)?.eval(&NoVars).map_err(at)
         }
-        other => json_value(other)
-            .ok_or_else(|| format!("{what}: `{other}` is not a value this reader supports")),
+        other => json_value(other).ok_or_else(|| {
+            format_err(
+                path,
+                format!("{what}: `{other}` is not a value this reader supports"),
+            )
+        }),
     }
 }
 
