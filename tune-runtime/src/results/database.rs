@@ -45,8 +45,9 @@ use super::choose::choose_recorded;
 pub use super::choose::key_distance;
 use super::fingerprint::Expected;
 pub use super::fingerprint::{Fingerprint, Stale, StaleReason};
+pub use super::store::file_name;
+pub(crate) use super::store::slug;
 use super::store::{ensure_gitignore, remove_stray_temps, Lock};
-pub use super::store::{file_name, slug};
 use super::{temp_path, write_atomic, Named};
 use crate::measure::Spread;
 use crate::param::Value;
@@ -630,6 +631,7 @@ fn current(e: &Entry, space: &Space, code: Option<&str>) -> bool {
 ///
 /// # Errors
 /// An unreadable database file, or an empty space.
+#[doc(hidden)] // The macros reach it as `__private::best_config`; users call `Database::choose`.
 pub fn dispatch(
     tunable: &str,
     device: &str,

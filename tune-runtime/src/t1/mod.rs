@@ -306,7 +306,7 @@ impl ConfigEnv<'_> {
 }
 
 /// `str(v)` in Python (strings without quotes).
-pub fn py_str(v: &PyValue) -> String {
+pub(crate) fn py_str(v: &PyValue) -> String {
     match v {
         PyValue::Str(s) => s.to_string(),
         other => other.to_string(),
