@@ -439,28 +439,12 @@ impl Database {
         &self,
         tunable: &str,
         device: &str,
-        mut entry: Entry,
+        entry: Entry,
         space: &Space,
         policy: Policy,
     ) -> Result<bool> {
-        self.prepare(tunable, device, &mut entry, space)?;
-        let code = entry.fingerprint.as_ref().and_then(|f| f.code.clone());
-        self.update(tunable, device, |file| {
-            match file
-                .entries
-                .iter_mut()
-                .find(|e| e.input_key == entry.input_key)
-            {
-                Some(old) => {
-                    let current = current(old, space, code.as_deref());
-                    if policy == Policy::KeepBetter && current && old.cost <= entry.cost {
-                        return false;
-                    }
-                    *old = entry;
-                }
-                None => file.entries.push(entry),
-            }
-            true
+        self.replace_entry(tunable, device, entry, space, |old, new, current| {
+            policy == Policy::KeepBetter && current && old.cost <= new.cost
         })
     }
 
@@ -504,9 +488,26 @@ impl Database {
         &self,
         tunable: &str,
         device: &str,
-        mut entry: Entry,
+        entry: Entry,
         space: &Space,
         against: Option<&Entry>,
+    ) -> Result<bool> {
+        self.replace_entry(tunable, device, entry, space, |old, new, current| {
+            let remeasured = against.is_some_and(|a| a.best == old.best);
+            !remeasured && current && old.cost <= new.cost
+        })
+    }
+
+    /// Stamps `entry` and writes it over the entry of its input key, unless
+    /// `keep(old, new, old is current)` keeps the recorded one. Returns whether the file
+    /// changed.
+    fn replace_entry(
+        &self,
+        tunable: &str,
+        device: &str,
+        mut entry: Entry,
+        space: &Space,
+        keep: impl FnOnce(&Entry, &Entry, bool) -> bool,
     ) -> Result<bool> {
         self.prepare(tunable, device, &mut entry, space)?;
         let code = entry.fingerprint.as_ref().and_then(|f| f.code.clone());
@@ -517,9 +518,7 @@ impl Database {
                 .find(|e| e.input_key == entry.input_key)
             {
                 Some(old) => {
-                    let remeasured = against.is_some_and(|a| a.best == old.best);
-                    if !remeasured && current(old, space, code.as_deref()) && old.cost <= entry.cost
-                    {
+                    if keep(old, &entry, current(old, space, code.as_deref())) {
                         return false;
                     }
                     *old = entry;
