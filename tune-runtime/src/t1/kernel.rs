@@ -343,15 +343,7 @@ impl T1Kernel {
         for (d, g) in grid.iter_mut().enumerate() {
             *g = grid_dim(self.problem_size[d], &self.grid_divs[d], &env)?;
         }
-        let block = [0, 1, 2].map(|d| match self.block_slots[d] {
-            Some(s) => env
-                .get_value(s)
-                .as_int()
-                .and_then(|v| usize::try_from(v).ok())
-                .unwrap_or(0),
-            None => BLOCK_DEFAULTS[d],
-        });
-        Some((grid, block))
+        Some((grid, block_dims(&self.block_slots, &env)))
     }
 
     /// The kernel as a [`KernelSpec`] over `space`; random inputs are seeded with `seed`.
@@ -374,14 +366,7 @@ impl T1Kernel {
                 raw: c.raw(),
                 columns: &cols,
             };
-            [0, 1, 2].map(|d| match slots[d] {
-                Some(s) => env
-                    .get_value(s)
-                    .as_int()
-                    .and_then(|v| usize::try_from(v).ok())
-                    .unwrap_or(0),
-                None => BLOCK_DEFAULTS[d],
-            })
+            block_dims(&slots, &env)
         };
         let cols = Arc::clone(&space.columns);
         let divs = self.grid_divs.clone();
@@ -432,6 +417,19 @@ impl ConfigEnv<'_> {
     fn get_value(&self, slot: usize) -> PyValue {
         expr::Env::get(self, slot)
     }
+}
+
+/// The block size: the value of `block_size_x/y/z` where the space has that parameter
+/// (0 if it is not a non-negative integer), else Kernel Tuner's default.
+fn block_dims(slots: &[Option<usize>; 3], env: &ConfigEnv<'_>) -> [usize; 3] {
+    [0, 1, 2].map(|d| match slots[d] {
+        Some(s) => env
+            .get_value(s)
+            .as_int()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0),
+        None => BLOCK_DEFAULTS[d],
+    })
 }
 
 /// `ceil(problem / product(divisors))`, as Kernel Tuner computes a grid dimension.

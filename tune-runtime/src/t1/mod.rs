@@ -38,7 +38,7 @@ use serde_json::Value as Json;
 pub use kernel::{Language, T1Kernel};
 
 use self::expr::{Binding, Env, Expr, ExprError, NoVars, PyValue, Resolve};
-use crate::param::{Bound, Param};
+use crate::param::{Bound, Param, ParamType};
 use crate::space::{Config, Space, SpaceBuilder};
 use crate::{Error, Result};
 
@@ -572,51 +572,33 @@ fn add_param<'a>(b: SpaceBuilder<'a>, p: &TuningParameter, col: &Column) -> Spac
         Json::Array(a) if a.len() == 1 => a[0].clone(),
         other => other.clone(),
     });
+    let default = default.as_ref();
+    let name = p.name.clone();
     match col {
-        Column::Int(v) => {
-            let mut param = Param::values(p.name.clone(), v.iter().copied());
-            if let Some(d) = default
-                .as_ref()
-                .and_then(Json::as_i64)
-                .filter(|d| v.contains(d))
-            {
-                param = param.default_value(d);
-            }
-            b.param(param)
-        }
-        Column::Float(v) => {
-            let mut param = Param::values(p.name.clone(), v.iter().copied());
-            if let Some(d) = default
-                .as_ref()
-                .and_then(Json::as_f64)
-                .filter(|d| v.contains(d))
-            {
-                param = param.default_value(d);
-            }
-            b.param(param)
-        }
-        Column::Bool(v) => {
-            let mut param = Param::values(p.name.clone(), v.iter().copied());
-            if let Some(d) = default
-                .as_ref()
-                .and_then(Json::as_bool)
-                .filter(|d| v.contains(d))
-            {
-                param = param.default_value(d);
-            }
-            b.param(param)
-        }
+        Column::Int(v) => b.param(listed(name, v, default.and_then(Json::as_i64))),
+        Column::Float(v) => b.param(listed(name, v, default.and_then(Json::as_f64))),
+        Column::Bool(v) => b.param(listed(name, v, default.and_then(Json::as_bool))),
         Column::Str(v) => {
-            let mut param = Param::values(p.name.clone(), 0..v.len() as i64);
-            if let Some(i) = default
-                .as_ref()
+            let codes: Vec<i64> = (0..v.len() as i64).collect();
+            let code = default
                 .and_then(Json::as_str)
                 .and_then(|d| v.iter().position(|s| &**s == d))
-            {
-                param = param.default_value(i as i64);
-            }
-            b.param(param)
+                .map(|i| i as i64);
+            b.param(listed(name, &codes, code))
         }
+    }
+}
+
+/// A parameter taking `values`, with `default` as its default where it is one of them.
+fn listed<'a, T: ParamType + PartialEq>(
+    name: String,
+    values: &[T],
+    default: Option<T>,
+) -> Param<'a, T> {
+    let param = Param::values(name, values.iter().copied());
+    match default.filter(|d| values.contains(d)) {
+        Some(d) => param.default_value(d),
+        None => param,
     }
 }
 
