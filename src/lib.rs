@@ -17,6 +17,11 @@
 //!   [`backend`], [`measure`], [`simulate`]) → [`tuner`] → [`results`]; and tools over
 //!   results: [`import`], [`t1`], [`summary`], [`score`], `plot` (feature `plot`),
 //!   [`watch`].
+//! - Every fallible call returns [`Result`]; [`Error`] is one `#[non_exhaustive]` enum whose
+//!   variants carry what a caller matches on (the parameter, constraint, file, format
+//!   version, T1 expression and column, the driver's error code, the reference kernel's
+//!   [`Failure`]). A configuration that fails is no error: it is recorded as a [`Failure`]
+//!   and the search goes on.
 //! - Not public API: `__private`, what the macros expand to (hidden, may change in any
 //!   release), and `#[doc(hidden)]` hooks named `__*` that tests and benches use.
 #![warn(missing_docs)]
