@@ -187,6 +187,7 @@ pub use tune_macros::space;
 /// - `name = "..."`: the tunable's name in the database (default `module::path::function`);
 /// - `where = EXPR`, as often as needed: a stand-alone constraint over the `#[tp]`
 ///   arguments (see [`space!`]), checked once the last argument it reads is bound;
+/// - `online`: also generates an online tuner (see below);
 /// - `crate = "path"`: a renamed facade.
 ///
 /// ```
@@ -227,6 +228,73 @@ pub use tune_macros::space;
 /// // `saxpy_auto(2.0, &x, &mut y)?` runs it, from the default database.
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), tune::Error>(())
+/// ```
+///
+/// # Host functions that launch kernels
+///
+/// The function takes a device handle, a [`Queue`](backend::composition::Queue), compiles
+/// its kernels through it (once per source and defines) and returns their device time, the
+/// cost (KTT's tuned host code; for several kernels tuned as one unit with a reference and
+/// restored inputs, see [`backend::composition`]):
+///
+/// ```no_run
+/// # #[cfg(feature = "opencl")] mod m {
+/// use std::time::Duration;
+/// use tune::backend::composition::{Buffer, KernelSource, Queue};
+/// use tune::backend::opencl::OpenCl;
+/// use tune::Failure;
+///
+/// const SRC: &str = "__kernel void scale(__global const float* x, __global float* y) { /* .. */ }";
+///
+/// #[tune::tunable(online, device = q.name(), input(n = x.len()))]
+/// fn scale(
+///     q: &Queue<OpenCl>,
+///     x: &Buffer<OpenCl, f32>,
+///     y: &mut Buffer<OpenCl, f32>,
+///     #[tp([32, 64, 128])] ls: usize,
+///     #[tp([1, 2, 4], divides(x.len() / ls))] wpt: usize,
+/// ) -> Result<Duration, Failure> {
+///     let k = q.kernel(&KernelSource::new(SRC, "scale").define("LS", ls).define("WPT", wpt))?;
+///     q.launch(&k).global([x.len() / wpt]).local([ls]).arg(x).arg(&*y).run()
+/// }
+/// # }
+/// ```
+///
+/// # Online tuning
+///
+/// With `online`, `XConfig::online()` makes an online tuner of the function
+/// ([`tuner::online`]), for the application's own loop: `tuner.call(arguments, check)` runs
+/// the function with the next configuration to try and returns its result; the first result
+/// of each configuration goes through `check(&result, arguments..)` (`&mut` ones as `&`),
+/// and a wrong one never reaches the caller (the call runs a validated configuration
+/// instead). After the exploration (the abort condition, else 50 configurations) every call
+/// runs the best. `.prepare(|cfg| ..)` compiles configurations ahead on a background
+/// thread; `.with(|o| o.log(path))` keeps the progress, so a restarted application goes on
+/// where it stopped.
+///
+/// ```no_run
+/// # #[cfg(feature = "opencl")] mod m {
+/// # use std::time::Duration;
+/// # use tune::backend::composition::{Buffer, KernelSource, Queue};
+/// # use tune::backend::opencl::OpenCl;
+/// # use tune::Failure;
+/// # const SRC: &str = "";
+/// # #[tune::tunable(online, device = q.name(), input(n = x.len()))]
+/// # fn scale(q: &Queue<OpenCl>, x: &Buffer<OpenCl, f32>, y: &mut Buffer<OpenCl, f32>,
+/// #     #[tp([32, 64, 128])] ls: usize) -> Result<Duration, Failure> { todo!() }
+/// # fn main() -> tune::Result<()> {
+/// let q = Queue::new(OpenCl::first()?);
+/// let x = q.buffer(&vec![1.0f32; 1 << 20])?;
+/// let mut y = q.zeros::<f32>(1 << 20)?;
+/// let mut tuner = ScaleConfig::online().with(|o| o.log("target/tune/scale-online.jsonl"));
+/// for _frame in 0..1000 {
+///     tuner.call(&q, &x, &mut y, |_, q, _, y| {
+///         let ok = q.read(y).map_err(|e| Failure::Other(e.to_string()))?.iter().all(|&v| v == 3.0);
+///         if ok { Ok(()) } else { Err(Failure::WrongResult("y != 3 x".into())) }
+///     })??;
+/// }
+/// # Ok(()) }
+/// # }
 /// ```
 ///
 /// Inside a test (the cargo-test flow), or with [`test`](macro@test):

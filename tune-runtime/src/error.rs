@@ -261,6 +261,20 @@ pub enum Error {
     /// match the outputs).
     #[error("invalid kernel spec: {0}")]
     KernelSpec(String),
+    /// Online tuning cannot serve a call: no input was selected, or a configuration that
+    /// was validated failed when it ran again.
+    #[error("online tuning: {0}")]
+    Online(String),
+    /// A compilation or launch outside a tuning run failed (a
+    /// [`Queue`](crate::backend::composition::Queue)'s), with its typed cause.
+    #[error("{0}")]
+    Failed(crate::evaluate::Failure),
+}
+
+impl From<crate::evaluate::Failure> for Error {
+    fn from(f: crate::evaluate::Failure) -> Self {
+        Error::Failed(f)
+    }
 }
 
 #[cfg(feature = "cuda")]

@@ -93,6 +93,7 @@ pub mod __private {
     pub use crate::results::Database;
     pub use crate::results::{Choice, Source};
     pub use crate::space::{Config, Space, SpaceBuilder};
+    pub use crate::tuner::online::{Input as OnlineInput, Online, OnlineCost};
     pub use crate::tuner::Tuner;
     pub use crate::{Error, Result};
 }
