@@ -54,6 +54,10 @@ mod evaluate {
 }
 
 mod backend {
+    use tune::backend::composition::Timing;
+    use tune::backend::composition::{Buffer, BufferArgument, BufferId, Composition};
+    use tune::backend::composition::{CompositionEvaluator, Inputs, Kernel, KernelId};
+    use tune::backend::composition::{KernelSource, Launch, PreparedComposition, Queue, Run};
     use tune::backend::conformance::{checks, run, Check, Kernels};
     use tune::backend::{config_defines, Backend, CompileRequest, ConfigFn, DeviceInfo};
     use tune::backend::{BufferArg, Element, HostArgs, HostData, LaunchArg, LaunchDims};
@@ -87,6 +91,7 @@ mod simulate {
 }
 
 mod tuner {
+    use tune::tuner::online::{Input, Online, OnlineCost, Stats, Trial};
     use tune::tuner::testing::{full_run, record_requested, tune_test};
     use tune::tuner::testing::{SHORT_DURATION, SHORT_EVALUATIONS};
     use tune::tuner::{Best, Tuner, TuningResult};
