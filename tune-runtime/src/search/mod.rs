@@ -92,6 +92,7 @@ mod bandit;
 mod bayes;
 mod diff_evo;
 mod exhaustive;
+mod forest;
 mod genetic;
 mod guided;
 mod local;
@@ -99,6 +100,7 @@ mod mcmc;
 mod phased;
 mod pso;
 mod random;
+mod surrogate;
 mod util;
 mod warm;
 
@@ -117,6 +119,7 @@ pub use mcmc::Mcmc;
 pub use phased::Phased;
 pub use pso::Pso;
 pub use random::Random;
+pub use surrogate::Surrogate;
 pub use warm::WarmStart;
 
 use crate::space::Space;
