@@ -77,7 +77,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 7] = [
+pub const VARIANTS: [&str; 11] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -85,6 +85,10 @@ pub const VARIANTS: [&str; 7] = [
     "bayes>bandit(0.5)",
     "bayes>bandit(0.1)",
     "bayes>local",
+    "bandit(4 arms)+surrogate",
+    "surrogate>bandit(1.0,100)",
+    "surrogate[xi=0.05]>bandit(1.0,100)",
+    "surrogate>bandit(0.5,200)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -194,24 +198,37 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
             max_budget: 1000,
         });
     }
-    if let Some(xi) = name.strip_prefix("surrogate(xi=").and_then(|r| r.strip_suffix(')')) {
-        let xi: f64 = xi.parse().ok()?;
+    // `surrogate[k=v;...]`: hyper-parameters (trees, split, init, xi, exploit).
+    let (opts, rest) = match name.strip_prefix("surrogate[") {
+        Some(r) => {
+            let (o, r) = r.split_once(']')?;
+            (o.to_string(), r)
+        }
+        None => (String::new(), name.strip_prefix("surrogate")?),
+    };
+    surrogate_with(&opts)?;
+    if rest.is_empty() && opts.is_empty() {
+        return None; // the built-in `surrogate`
+    }
+    if rest.is_empty() {
+        let owned = name.to_string();
         return Some(Candidate {
-            name: name.into(),
-            build: Box::new(move || Box::new(Surrogate::new().margin(xi))),
+            name: owned.clone(),
+            build: Box::new(move || {
+                Box::new(
+                    Phased::of(
+                        Box::new(surrogate_with(&opts).unwrap_or_default()),
+                        TechniqueKind::Random.build(),
+                    )
+                    .switch(1.0, 1, usize::MAX)
+                    .named(owned.clone()),
+                )
+            }),
             budget_aware: true,
             max_budget: 500,
         });
     }
-    if name == "surrogate" {
-        return Some(Candidate {
-            name: name.into(),
-            build: Box::new(|| Box::new(Surrogate::new())),
-            budget_aware: true,
-            max_budget: 500,
-        });
-    }
-    let rest = name.strip_prefix("surrogate>")?;
+    let rest = rest.strip_prefix('>')?;
     let (second, args) = rest.split_once('(')?;
     let (f, max) = args.strip_suffix(')')?.split_once(',')?;
     let (fraction, max): (f64, usize) = (f.parse().ok()?, max.parse().ok()?);
@@ -221,9 +238,12 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
         name: owned.clone(),
         build: Box::new(move || {
             Box::new(
-                Phased::of(Box::new(Surrogate::new()), second.build())
-                    .switch(fraction, 10, max)
-                    .named(owned.clone()),
+                Phased::of(
+                    Box::new(surrogate_with(&opts).unwrap_or_default()),
+                    second.build(),
+                )
+                .switch(fraction, 10, max)
+                .named(owned.clone()),
             )
         }),
         budget_aware: true,
@@ -231,11 +251,29 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
     })
 }
 
+/// `Surrogate` with the hyper-parameters `k=v` separated by `;` (`None` if one is unknown).
+fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
+    let mut t = tune_runtime::search::Surrogate::new();
+    for kv in opts.split(';').filter(|s| !s.is_empty()) {
+        let (k, v) = kv.split_once('=')?;
+        let x: f64 = v.parse().ok()?;
+        t = match k {
+            "trees" => t.trees(x as usize),
+            "split" => t.split_features(x),
+            "init" => t.initial(x as usize),
+            "xi" => t.margin(x),
+            "exploit" => t.exploit(x),
+            _ => return None,
+        };
+    }
+    Some(t)
+}
+
 /// Every built-in technique but exhaustive search and every variant, or the named ones
 /// (comma-separated; commas inside parentheses belong to a name).
 pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
     let all = format!(
-        "random,annealing,pso,mcmc,genetic,diff_evo,bandit,bayes,local,{}",
+        "random,annealing,pso,mcmc,genetic,diff_evo,bandit,bayes,local,surrogate,hybrid,{}",
         VARIANTS.join(",")
     );
     let list = names.unwrap_or(&all);
@@ -265,9 +303,17 @@ fn builtin(name: &str) -> Option<Candidate> {
     Some(Candidate {
         name: k.name().to_string(),
         build: Box::new(move || k.build()),
-        // The default bandit has a budget-aware arm (`Guided`).
-        budget_aware: k == TechniqueKind::Bandit,
-        max_budget: if k == TechniqueKind::Bayes { 500 } else { 1000 },
+        // The default bandit has a budget-aware arm (`Guided`); the surrogate plans its start
+        // and its end with the budget.
+        budget_aware: matches!(
+            k,
+            TechniqueKind::Bandit | TechniqueKind::Surrogate | TechniqueKind::Hybrid
+        ),
+        max_budget: if matches!(k, TechniqueKind::Bayes | TechniqueKind::Surrogate) {
+            500
+        } else {
+            1000
+        },
     })
 }
 
@@ -357,6 +403,38 @@ pub fn read_runs(path: &Path) -> Vec<Run> {
         .unwrap_or_default()
 }
 
+/// Milliseconds of search per evaluation (the technique and the tuner; a simulated
+/// evaluation costs next to nothing) in runs of 50 and 500 evaluations, one seed per space,
+/// one thread: mean over spaces, and the slowest space.
+pub fn overhead(spaces: &[Space], cands: &[Candidate]) -> String {
+    use std::fmt::Write as _;
+    let mut md = String::from(
+        "| technique | ms per evaluation, 50 (mean / max over spaces) | 500 |\n|---|---|---|\n",
+    );
+    for c in cands {
+        let mut cells = Vec::new();
+        for b in [50, 500] {
+            if b > c.max_budget {
+                cells.push("—".to_string());
+                continue;
+            }
+            let ms: Vec<f64> = spaces
+                .iter()
+                .map(|s| {
+                    let t0 = std::time::Instant::now();
+                    let r = simulate(s, (c.build)(), 0, b, Vec::new());
+                    1e3 * t0.elapsed().as_secs_f64() / r.evals.len().max(1) as f64
+                })
+                .collect();
+            let mean = ms.iter().sum::<f64>() / ms.len().max(1) as f64;
+            let max = ms.iter().copied().fold(0.0, f64::max);
+            cells.push(format!("{mean:.2} / {max:.2}"));
+        }
+        writeln!(md, "| {} | {} |", c.name, cells.join(" | ")).unwrap();
+    }
+    md
+}
+
 /// Runs `technique` on a recording with the real `Tuner` for `budget` distinct evaluations.
 pub fn simulate(
     space: &Space,
@@ -409,6 +487,11 @@ pub fn run_all(spaces: &[Space], cands: &[Candidate], seeds: u64) -> Vec<Run> {
         .ok()
         .and_then(|v| v.parse().ok())
         .unwrap_or(usize::MAX);
+    // Seeds from this one on: more seeds can be appended to a file by a later run.
+    let first: u64 = std::env::var("TUNE_SIM_FIRST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     for (c, cand) in cands.iter().enumerate() {
         let top = cand.max_budget.min(cap);
         let budgets: Vec<usize> = if cand.budget_aware {
@@ -417,7 +500,7 @@ pub fn run_all(spaces: &[Space], cands: &[Candidate], seeds: u64) -> Vec<Run> {
             vec![top]
         };
         for s in 0..spaces.len() {
-            for seed in 0..seeds {
+            for seed in first..first + seeds {
                 for &b in &budgets {
                     jobs.push((c, s, seed, b));
                 }

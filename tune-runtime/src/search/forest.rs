@@ -145,7 +145,11 @@ impl Builder<'_> {
         let rows = sorted.first().map_or(&[][..], Vec::as_slice);
         let n = rows.len().max(1) as f64;
         let mean = rows.iter().map(|&r| self.y[r]).sum::<f64>() / n;
-        let var = rows.iter().map(|&r| (self.y[r] - mean).powi(2)).sum::<f64>() / n;
+        let var = rows
+            .iter()
+            .map(|&r| (self.y[r] - mean).powi(2))
+            .sum::<f64>()
+            / n;
         tree.nodes.push(Node::Leaf { mean, var });
         if rows.len() < self.min_split || var <= 1e-12 || depth >= 64 {
             return at;
@@ -251,7 +255,9 @@ mod tests {
 
     #[test]
     fn the_same_seed_grows_the_same_forest() {
-        let x: Vec<Vec<f64>> = (0..30).map(|i| vec![(i % 7) as f64, (i % 5) as f64]).collect();
+        let x: Vec<Vec<f64>> = (0..30)
+            .map(|i| vec![(i % 7) as f64, (i % 5) as f64])
+            .collect();
         let y: Vec<f64> = x.iter().map(|r| r[0] * 2.0 - r[1]).collect();
         let a = Forest::fit(&x, &y, &GROWTH, &mut SmallRng::seed_from_u64(9));
         let b = Forest::fit(&x, &y, &GROWTH, &mut SmallRng::seed_from_u64(9));

@@ -208,9 +208,8 @@ impl Surrogate {
                     .collect()
             })
             .collect();
-        let dist = |a: &[f64], b: &[f64]| -> f64 {
-            a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum()
-        };
+        let dist =
+            |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
         let mut chosen = vec![0usize];
         let mut near: Vec<f64> = norm.iter().map(|p| dist(p, &norm[0])).collect();
         while chosen.len() < n.min(pool.len()) {
