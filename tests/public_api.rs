@@ -32,7 +32,7 @@ mod space {
 mod search {
     use tune::search::{technique_by_name, Technique, TechniqueKind};
     use tune::search::{Annealing, Bandit, Bayes, DiffEvo, Exhaustive, Genetic, Guided};
-    use tune::search::{LocalSearch, Mcmc, Phased, Pso, Random, WarmStart};
+    use tune::search::{LocalSearch, Mcmc, Phased, Pso, Random, Surrogate, WarmStart};
 }
 
 mod abort {

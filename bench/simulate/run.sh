@@ -6,6 +6,8 @@
 #   bench/simulate/run.sh                    # everything (hours on 2 cores: Kernel Tuner)
 #   SEEDS=5 bench/simulate/run.sh            # fewer seeds
 #   SKIP_KT=1 bench/simulate/run.sh          # reuse out/kernel_tuner.jsonl
+#   REPORT_ONLY=1 bench/simulate/run.sh      # the tables from the committed trajectories
+#                                            # (data/*.csv.gz), nothing re-run
 #
 # Environment: TUNE_SIM_DATA (default ../shared/data/tuning-caches/benchmark_hub beside the
 # repository), SEEDS (both tools, default 20), KT_JOBS (default 2), TUNE_META_SECONDS
@@ -21,6 +23,13 @@ if [ ! -d "$TUNE_SIM_DATA" ]; then
   echo "no recorded spaces at $TUNE_SIM_DATA; set TUNE_SIM_DATA" >&2
   exit 1
 fi
+bench() { (cd "$root" && cargo bench -p tune-runtime --bench simulate -- "$@"); }
+if [ "${REPORT_ONLY:-0}" = 1 ]; then
+  python3 "$here/pack.py" unpack "$here/data/tune" "$out/tune.jsonl"
+  python3 "$here/pack.py" unpack "$here/data/kernel_tuner" "$out/kernel_tuner.jsonl"
+  TUNE_SIM_REPORT_SEEDS="$seeds" bench report "$out/tune.jsonl" "$out/kernel_tuner.jsonl" "$out/report.md"
+  exit 0
+fi
 if [ ! -x "$here/.venv/bin/python" ]; then
   python3 -m venv "$here/.venv"
   "$here/.venv/bin/pip" install -q -r "$here/requirements.txt"
@@ -32,11 +41,15 @@ if [ "${SKIP_KT:-0}" != 1 ]; then
     --seeds "$seeds" --jobs "${KT_JOBS:-2}" &
   kt=$!
 fi
-bench() { (cd "$root" && cargo bench -p tune-runtime --bench simulate -- "$@"); }
+rm -f "$out/tune.jsonl"  # `run` appends
 TUNE_SIM_SEEDS="$seeds" bench run "$out/tune.jsonl"
 TUNE_SIM_SEEDS="$seeds" bench transfer "$out/transfer.md"
 TUNE_SIM_SEEDS="$seeds" bench meta "$out/meta.md"
 if [ -n "${kt:-}" ]; then wait "$kt"; fi
+# The raw trajectories of both tools, compact, to be committed (REPORT_ONLY=1 reads them).
+mkdir -p "$here/data"
+python3 "$here/pack.py" pack "$out/tune.jsonl" "$here/data/tune"
+python3 "$here/pack.py" pack "$out/kernel_tuner.jsonl" "$here/data/kernel_tuner"
 TUNE_SIM_REPORT_SEEDS="$seeds" bench report "$out/tune.jsonl" "$out/kernel_tuner.jsonl" "$out/report.md"
 bench report "$out/tune.jsonl" "$out/tune-only.md"
 "$here/.venv/bin/python" "$here/score_check.py" traces "$TUNE_SIM_DATA" "$out/tune.jsonl" \

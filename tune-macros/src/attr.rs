@@ -24,7 +24,7 @@ pub const KEYS: [&str; 10] = [
 ];
 
 /// The search techniques that `technique = ..` may name.
-pub const TECHNIQUES: [&str; 10] = [
+pub const TECHNIQUES: [&str; 12] = [
     "exhaustive",
     "random",
     "annealing",
@@ -35,6 +35,8 @@ pub const TECHNIQUES: [&str; 10] = [
     "bandit",
     "bayes",
     "local",
+    "surrogate",
+    "hybrid",
 ];
 
 /// What the tuning entry point measures.

@@ -6,6 +6,7 @@
 //! cargo bench -p tune-runtime --bench simulate -- report TUNE.jsonl [KT.jsonl] OUT.md
 //! cargo bench -p tune-runtime --bench simulate -- meta OUT.md          # hyper-parameters, CV'd
 //! cargo bench -p tune-runtime --bench simulate -- transfer OUT.md      # warm start, leave one GPU out
+//! cargo bench -p tune-runtime --bench simulate -- overhead OUT.md      # ms per proposal
 //! ```
 //!
 //! `run` writes one trajectory per run (the same JSON lines as
@@ -16,7 +17,8 @@
 //! cross-validated choice of the default technique (leave one kernel out, leave one GPU
 //! out). Environment: `TUNE_SIM_DATA` (folder of recorded spaces; default
 //! `../shared/data/tuning-caches/benchmark_hub` beside the repository), `TUNE_SIM_SEEDS`
-//! (default 20), `TUNE_SIM_TECHNIQUES` (comma-separated), `TUNE_META_SECONDS` (CPU seconds
+//! (default 20), `TUNE_SIM_FIRST_SEED` (default 0), `TUNE_SIM_MAX_BUDGET` (a smaller largest
+//! budget, for quick experiments), `TUNE_SIM_TECHNIQUES` (comma-separated), `TUNE_META_SECONDS` (CPU seconds
 //! of the meta search per training set, default 600), `TUNE_SIM_REPORT_SEEDS` (report only
 //! seeds below this, so that both tools have the same seeds).
 //! Under `cargo test --benches` it only makes a quick smoke run.
@@ -133,7 +135,16 @@ fn main() {
                 std::fs::write(&p, md).unwrap();
             }
         }
-        other => panic!("unknown mode `{other}`; expected run, report, meta or transfer"),
+        "overhead" => {
+            let names = std::env::var("TUNE_SIM_TECHNIQUES").ok();
+            let cands = runs::candidates(Some(names.as_deref().unwrap_or("bandit,surrogate")));
+            let md = runs::overhead(&spaces, &cands);
+            print!("{md}");
+            if let Some(p) = out(1) {
+                std::fs::write(&p, md).unwrap();
+            }
+        }
+        other => panic!("unknown mode `{other}`; expected run, report, meta, transfer or overhead"),
     }
 }
 

@@ -11,6 +11,8 @@ use tune_runtime::search::{Guided, Technique, TechniqueKind};
 use tune_runtime::simulate::Recording;
 use tune_runtime::tuner::Tuner;
 
+/// The tuner's batch in simulation (what `Tuner::new` picks on a machine of 2 cores).
+pub const SIM_BATCH: usize = 2;
 pub const BUDGETS: [usize; 5] = [50, 100, 200, 500, 1000];
 /// Time budgets: the time of this many evaluations at the space's mean evaluation time.
 pub const TIME_BUDGETS: [usize; 4] = [50, 100, 200, 500];
@@ -75,7 +77,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 7] = [
+pub const VARIANTS: [&str; 11] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -83,6 +85,10 @@ pub const VARIANTS: [&str; 7] = [
     "bayes>bandit(0.5)",
     "bayes>bandit(0.1)",
     "bayes>local",
+    "bandit(4 arms)+surrogate",
+    "surrogate>bandit(1.0,100)",
+    "surrogate[xi=0.05]>bandit(1.0,100)",
+    "surrogate>bandit(0.5,200)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -114,19 +120,19 @@ pub fn variant(name: &str) -> Option<Candidate> {
     if let Some(extra) = name.strip_prefix("bandit(4 arms)+") {
         // The previous default ensemble with one more arm (`+guided` is today's default).
         let extra: String = extra.into();
-        let known = ["bayes", "guided"];
+        let known = ["bayes", "guided", "surrogate"];
         if !known.contains(&extra.as_str()) {
             return None;
         }
-        let budget_aware = extra == "guided";
+        let budget_aware = extra != "bayes";
         return Some(Candidate {
             name: name.into(),
             build: Box::new(move || {
                 use tune_runtime::search::{Annealing, Bandit, Bayes, Genetic, LocalSearch};
-                let arm: Box<dyn Technique> = if extra == "bayes" {
-                    Box::new(Bayes::new())
-                } else {
-                    Box::new(Guided::new())
+                let arm: Box<dyn Technique> = match extra.as_str() {
+                    "bayes" => Box::new(Bayes::new()),
+                    "surrogate" => Box::new(tune_runtime::search::Surrogate::new()),
+                    _ => Box::new(Guided::new()),
                 };
                 Box::new(Bandit::with_arms(vec![
                     Box::new(LocalSearch::new().initial(0)),
@@ -139,6 +145,9 @@ pub fn variant(name: &str) -> Option<Candidate> {
             budget_aware,
             max_budget: 1000,
         });
+    }
+    if let Some(c) = surrogate_variant(name) {
+        return Some(c);
     }
     let (fraction, max, second): (f64, usize, &str) = match name {
         "bayes>bandit" => (0.25, 100, "bandit"),
@@ -166,38 +175,146 @@ pub fn variant(name: &str) -> Option<Candidate> {
     })
 }
 
-/// Every built-in technique but exhaustive search, or the named ones.
-pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
-    if let Some(list) = names {
-        let v: Vec<Candidate> = list.split(',').filter_map(variant).collect();
-        if !v.is_empty() {
-            return v;
-        }
-    } else {
-        // Every built-in technique and every variant.
-        let mut all = candidates(Some(
-            "random,annealing,pso,mcmc,genetic,diff_evo,bandit,bayes,local",
-        ));
-        all.extend(VARIANTS.iter().filter_map(|v| variant(v)));
-        return all;
+/// The random-forest surrogate alone (`surrogate`, to 500 evaluations), or for part of the
+/// budget before an ensemble: `surrogate>bandit(F,MAX)` hands over after a share `F` of the
+/// budget, at most `MAX` evaluations (at least 10).
+fn surrogate_variant(name: &str) -> Option<Candidate> {
+    use tune_runtime::search::{Phased, Surrogate};
+    if name == "bandit+surrogate" {
+        return Some(Candidate {
+            name: name.into(),
+            build: Box::new(|| {
+                use tune_runtime::search::{Annealing, Bandit, Genetic, LocalSearch};
+                Box::new(Bandit::with_arms(vec![
+                    Box::new(LocalSearch::new().initial(0)),
+                    Box::new(LocalSearch::new().initial(0).kick(2)),
+                    Box::new(Genetic::new()),
+                    Box::new(Annealing::new()),
+                    Box::new(Guided::new()),
+                    Box::new(Surrogate::new()),
+                ]))
+            }),
+            budget_aware: true,
+            max_budget: 1000,
+        });
     }
-    let kinds: Vec<TechniqueKind> = match names {
-        Some(list) => list.split(',').filter_map(|n| n.parse().ok()).collect(),
-        None => TechniqueKind::ALL
-            .into_iter()
-            .filter(|k| *k != TechniqueKind::Exhaustive)
-            .collect(),
+    // `surrogate[k=v;...]`: hyper-parameters (trees, split, init, xi, exploit).
+    let (opts, rest) = match name.strip_prefix("surrogate[") {
+        Some(r) => {
+            let (o, r) = r.split_once(']')?;
+            (o.to_string(), r)
+        }
+        None => (String::new(), name.strip_prefix("surrogate")?),
     };
-    kinds
-        .into_iter()
-        .map(|k| Candidate {
-            name: k.name().to_string(),
-            build: Box::new(move || k.build()),
-            // The default bandit has a budget-aware arm (`Guided`).
-            budget_aware: k == TechniqueKind::Bandit,
-            max_budget: if k == TechniqueKind::Bayes { 500 } else { 1000 },
-        })
-        .collect()
+    surrogate_with(&opts)?;
+    if rest.is_empty() && opts.is_empty() {
+        return None; // the built-in `surrogate`
+    }
+    if rest.is_empty() {
+        let owned = name.to_string();
+        return Some(Candidate {
+            name: owned.clone(),
+            build: Box::new(move || {
+                Box::new(
+                    Phased::of(
+                        Box::new(surrogate_with(&opts).unwrap_or_default()),
+                        TechniqueKind::Random.build(),
+                    )
+                    .switch(1.0, 1, usize::MAX)
+                    .named(owned.clone()),
+                )
+            }),
+            budget_aware: true,
+            max_budget: 500,
+        });
+    }
+    let rest = rest.strip_prefix('>')?;
+    let (second, args) = rest.split_once('(')?;
+    let (f, max) = args.strip_suffix(')')?.split_once(',')?;
+    let (fraction, max): (f64, usize) = (f.parse().ok()?, max.parse().ok()?);
+    let second: TechniqueKind = second.parse().ok()?;
+    let owned = name.to_string();
+    Some(Candidate {
+        name: owned.clone(),
+        build: Box::new(move || {
+            Box::new(
+                Phased::of(
+                    Box::new(surrogate_with(&opts).unwrap_or_default()),
+                    second.build(),
+                )
+                .switch(fraction, 10, max)
+                .named(owned.clone()),
+            )
+        }),
+        budget_aware: true,
+        max_budget: 1000,
+    })
+}
+
+/// `Surrogate` with the hyper-parameters `k=v` separated by `;` (`None` if one is unknown).
+fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
+    let mut t = tune_runtime::search::Surrogate::new();
+    for kv in opts.split(';').filter(|s| !s.is_empty()) {
+        let (k, v) = kv.split_once('=')?;
+        let x: f64 = v.parse().ok()?;
+        t = match k {
+            "trees" => t.trees(x as usize),
+            "split" => t.split_features(x),
+            "init" => t.initial(x as usize),
+            "xi" => t.margin(x),
+            "exploit" => t.exploit(x),
+            _ => return None,
+        };
+    }
+    Some(t)
+}
+
+/// Every built-in technique but exhaustive search and every variant, or the named ones
+/// (comma-separated; commas inside parentheses belong to a name).
+pub fn candidates(names: Option<&str>) -> Vec<Candidate> {
+    let all = format!(
+        "random,annealing,pso,mcmc,genetic,diff_evo,bandit,bayes,local,surrogate,hybrid,{}",
+        VARIANTS.join(",")
+    );
+    let list = names.unwrap_or(&all);
+    let mut out = Vec::new();
+    let (mut depth, mut from) = (0usize, 0usize);
+    for (k, ch) in list.char_indices().chain([(list.len(), ',')]) {
+        match ch {
+            '(' => depth += 1,
+            ')' => depth = depth.saturating_sub(1),
+            ',' if depth == 0 => {
+                let name = list[from..k].trim();
+                from = k + 1;
+                match variant(name).or_else(|| builtin(name)) {
+                    Some(c) => out.push(c),
+                    None if name.is_empty() => {}
+                    None => eprintln!("simulate: unknown technique `{name}`; skipped"),
+                }
+            }
+            _ => {}
+        }
+    }
+    out
+}
+
+fn builtin(name: &str) -> Option<Candidate> {
+    let k: TechniqueKind = name.parse().ok()?;
+    Some(Candidate {
+        name: k.name().to_string(),
+        build: Box::new(move || k.build()),
+        // The default bandit has a budget-aware arm (`Guided`); the surrogate plans its start
+        // and its end with the budget.
+        budget_aware: matches!(
+            k,
+            TechniqueKind::Bandit | TechniqueKind::Surrogate | TechniqueKind::Hybrid
+        ),
+        max_budget: if matches!(k, TechniqueKind::Bayes | TechniqueKind::Surrogate) {
+            500
+        } else {
+            1000
+        },
+    })
 }
 
 /// `Guided` with given hyper-parameters (the meta mode's candidates).
@@ -286,6 +403,38 @@ pub fn read_runs(path: &Path) -> Vec<Run> {
         .unwrap_or_default()
 }
 
+/// Milliseconds of search per evaluation (the technique and the tuner; a simulated
+/// evaluation costs next to nothing) in runs of 50 and 500 evaluations, one seed per space,
+/// one thread: mean over spaces, and the slowest space.
+pub fn overhead(spaces: &[Space], cands: &[Candidate]) -> String {
+    use std::fmt::Write as _;
+    let mut md = String::from(
+        "| technique | ms per evaluation, 50 (mean / max over spaces) | 500 |\n|---|---|---|\n",
+    );
+    for c in cands {
+        let mut cells = Vec::new();
+        for b in [50, 500] {
+            if b > c.max_budget {
+                cells.push("—".to_string());
+                continue;
+            }
+            let ms: Vec<f64> = spaces
+                .iter()
+                .map(|s| {
+                    let t0 = std::time::Instant::now();
+                    let r = simulate(s, (c.build)(), 0, b, Vec::new());
+                    1e3 * t0.elapsed().as_secs_f64() / r.evals.len().max(1) as f64
+                })
+                .collect();
+            let mean = ms.iter().sum::<f64>() / ms.len().max(1) as f64;
+            let max = ms.iter().copied().fold(0.0, f64::max);
+            cells.push(format!("{mean:.2} / {max:.2}"));
+        }
+        writeln!(md, "| {} | {} |", c.name, cells.join(" | ")).unwrap();
+    }
+    md
+}
+
 /// Runs `technique` on a recording with the real `Tuner` for `budget` distinct evaluations.
 pub fn simulate(
     space: &Space,
@@ -299,6 +448,8 @@ pub fn simulate(
         .technique(technique)
         .start_from(start)
         .abort(Evaluations(budget as u64))
+        // Proposals per batch: fixed, so that results do not depend on the machine's cores.
+        .batch(SIM_BATCH)
         .seed(seed)
         .progress(false)
         .run();
@@ -331,18 +482,25 @@ pub fn simulate(
 pub fn run_all(spaces: &[Space], cands: &[Candidate], seeds: u64) -> Vec<Run> {
     use rayon::prelude::*;
     let mut jobs: Vec<(usize, usize, u64, usize)> = Vec::new();
+    // A smaller largest budget, for quick experiments.
+    let cap: usize = std::env::var("TUNE_SIM_MAX_BUDGET")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(usize::MAX);
+    // Seeds from this one on: more seeds can be appended to a file by a later run.
+    let first: u64 = std::env::var("TUNE_SIM_FIRST_SEED")
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(0);
     for (c, cand) in cands.iter().enumerate() {
+        let top = cand.max_budget.min(cap);
         let budgets: Vec<usize> = if cand.budget_aware {
-            BUDGETS
-                .iter()
-                .copied()
-                .filter(|&b| b <= cand.max_budget)
-                .collect()
+            BUDGETS.iter().copied().filter(|&b| b <= top).collect()
         } else {
-            vec![cand.max_budget]
+            vec![top]
         };
         for s in 0..spaces.len() {
-            for seed in 0..seeds {
+            for seed in first..first + seeds {
                 for &b in &budgets {
                     jobs.push((c, s, seed, b));
                 }

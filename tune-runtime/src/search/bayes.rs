@@ -152,7 +152,7 @@ impl Gp {
 }
 
 /// Expected improvement (for minimisation) over `best` of a normal `(mean, sd)`.
-fn expected_improvement(mean: f64, sd: f64, best: f64, xi: f64) -> f64 {
+pub(super) fn expected_improvement(mean: f64, sd: f64, best: f64, xi: f64) -> f64 {
     let z = (best - mean - xi) / sd;
     let pdf = (-0.5 * z * z).exp() / (2.0 * std::f64::consts::PI).sqrt();
     let cdf = 0.5 * erfc(-z / std::f64::consts::SQRT_2);

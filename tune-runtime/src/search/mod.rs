@@ -5,10 +5,13 @@
 //! propose an index again and is then told the recorded outcome without a new measurement.
 //! The techniques here avoid proposing an index twice where it is cheap to.
 //!
-//! The default, [`Bandit`], shares the budget among two iterated local searches, a genetic
-//! algorithm, simulated annealing and the model-guided local search [`Guided`] (the arm set
-//! chosen by cross-validation); `bench/simulate/RESULTS.md` compares every technique with
-//! Kernel Tuner's strategies on recorded spaces. Techniques may plan with the budget
+//! The default, [`TechniqueKind::Hybrid`] (chosen by cross-validation on recorded spaces),
+//! spends the first 100 evaluations on [`Surrogate`], a random-forest model of the cost
+//! that proposes where the expected improvement is largest, then hands over to [`Bandit`],
+//! which shares the budget among two iterated local searches, a genetic algorithm,
+//! simulated annealing and the model-guided local search [`Guided`].
+//! `bench/simulate/RESULTS.md` compares every technique with Kernel Tuner's strategies on
+//! recorded spaces. Techniques may plan with the budget
 //! ([`Technique::budget`]); [`Phased`] and [`WarmStart`] combine techniques. [`Bayes`] suits expensive evaluations
 //! (each of its steps costs milliseconds).
 //!
@@ -92,6 +95,7 @@ mod bandit;
 mod bayes;
 mod diff_evo;
 mod exhaustive;
+mod forest;
 mod genetic;
 mod guided;
 mod local;
@@ -99,6 +103,7 @@ mod mcmc;
 mod phased;
 mod pso;
 mod random;
+mod surrogate;
 mod util;
 mod warm;
 
@@ -117,6 +122,7 @@ pub use mcmc::Mcmc;
 pub use phased::Phased;
 pub use pso::Pso;
 pub use random::Random;
+pub use surrogate::Surrogate;
 pub use warm::WarmStart;
 
 use crate::space::Space;
@@ -140,7 +146,7 @@ pub trait Technique: Send {
     fn budget(&mut self, _evaluations: u64) {}
 }
 
-/// The built-in techniques, by name. The default is [`TechniqueKind::Bandit`].
+/// The built-in techniques, by name. The default is [`TechniqueKind::Hybrid`].
 #[derive(Clone, Copy, Debug, Default, PartialEq, Eq, Hash)]
 #[non_exhaustive]
 pub enum TechniqueKind {
@@ -158,18 +164,23 @@ pub enum TechniqueKind {
     Genetic,
     /// [`DiffEvo`]: differential evolution.
     DiffEvo,
-    /// [`Bandit`]: a bandit-driven ensemble of techniques (the default).
-    #[default]
+    /// [`Bandit`]: a bandit-driven ensemble of techniques.
     Bandit,
     /// [`Bayes`]: Bayesian optimisation, for expensive evaluations.
     Bayes,
     /// [`LocalSearch`]: iterated local search.
     Local,
+    /// [`Surrogate`]: model-based search with a random-forest surrogate, for small budgets.
+    Surrogate,
+    /// The default: [`Surrogate`] (a space-filling start of 10) for the first 100
+    /// evaluations, or the whole budget when it is smaller, then [`Bandit`] ([`Phased`]).
+    #[default]
+    Hybrid,
 }
 
 impl TechniqueKind {
     /// Every built-in technique.
-    pub const ALL: [TechniqueKind; 10] = [
+    pub const ALL: [TechniqueKind; 12] = [
         TechniqueKind::Exhaustive,
         TechniqueKind::Random,
         TechniqueKind::Annealing,
@@ -180,6 +191,8 @@ impl TechniqueKind {
         TechniqueKind::Bandit,
         TechniqueKind::Bayes,
         TechniqueKind::Local,
+        TechniqueKind::Surrogate,
+        TechniqueKind::Hybrid,
     ];
 
     /// The name it is selected by, e.g. `"annealing"`.
@@ -195,6 +208,8 @@ impl TechniqueKind {
             TechniqueKind::Bandit => "bandit",
             TechniqueKind::Bayes => "bayes",
             TechniqueKind::Local => "local",
+            TechniqueKind::Surrogate => "surrogate",
+            TechniqueKind::Hybrid => "hybrid",
         }
     }
 
@@ -211,6 +226,15 @@ impl TechniqueKind {
             TechniqueKind::Bandit => Box::new(Bandit::new()),
             TechniqueKind::Bayes => Box::new(Bayes::new()),
             TechniqueKind::Local => Box::new(LocalSearch::new()),
+            TechniqueKind::Surrogate => Box::new(Surrogate::new()),
+            TechniqueKind::Hybrid => Box::new(
+                Phased::of(
+                    Box::new(Surrogate::new().initial(10)),
+                    Box::new(Bandit::new()),
+                )
+                .switch(1.0, 10, 100)
+                .named("hybrid"),
+            ),
         }
     }
 }
@@ -235,6 +259,7 @@ impl FromStr for TechniqueKind {
             "ensemble" | "auc_bandit" => "bandit",
             "bayes_opt" | "bayesian" => "bayes",
             "ils" | "local_search" | "greedy_ils" => "local",
+            "smac" | "forest" | "random_forest" => "surrogate",
             other => other,
         };
         TechniqueKind::ALL
@@ -248,8 +273,9 @@ impl FromStr for TechniqueKind {
 }
 
 /// A built-in technique by name (`"exhaustive"`, `"random"`, `"annealing"`, `"pso"`,
-/// `"mcmc"`, `"genetic"`, `"diff_evo"`, `"bandit"`, `"bayes"`, `"local"`; Kernel Tuner's
-/// names such as `"simulated_annealing"` are accepted too).
+/// `"mcmc"`, `"genetic"`, `"diff_evo"`, `"bandit"`, `"bayes"`, `"local"`, `"surrogate"`,
+/// `"hybrid"`;
+/// Kernel Tuner's names such as `"simulated_annealing"` are accepted too).
 ///
 /// # Errors
 /// [`Error::UnknownTechnique`] listing the valid names.

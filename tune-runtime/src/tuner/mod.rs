@@ -111,8 +111,8 @@ impl<E: Evaluator> std::fmt::Debug for Tuner<E> {
 }
 
 impl<E: Evaluator> Tuner<E> {
-    /// A tuner for `space`, measured by `evaluator`. Defaults: the bandit technique
-    /// ([`TechniqueKind::Bandit`](crate::TechniqueKind)), until the whole space is measured;
+    /// A tuner for `space`, measured by `evaluator`. Defaults: the default technique
+    /// ([`TechniqueKind::Hybrid`](crate::TechniqueKind)), until the whole space is measured;
     /// seed 0; one CPU thread per available core preparing ahead, with batches of that many
     /// configurations (at least 2, at most 8); the best 3 configurations measured again in
     /// 5 rounds at the end ([`Remeasure`]); no log; a progress bar on a terminal.
@@ -140,7 +140,8 @@ impl<E: Evaluator> Tuner<E> {
         }
     }
 
-    /// The search technique (a `Box<dyn Technique>` works too). Default: the bandit.
+    /// The search technique (a `Box<dyn Technique>` works too). Default:
+    /// [`TechniqueKind::default`](crate::TechniqueKind).
     pub fn technique(mut self, technique: impl Technique + 'static) -> Self {
         self.technique = Some(Box::new(technique));
         self

@@ -1,0 +1,564 @@
+//! Model-based search with a random-forest surrogate (in the manner of SMAC), built for
+//! discrete, constrained spaces with failures.
+
+use std::collections::HashSet;
+
+use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
+use rand::SeedableRng;
+
+use super::bayes::expected_improvement;
+use super::forest::{Forest, Growth};
+use super::util::{finite, Visited};
+use super::Technique;
+use crate::param::Value;
+use crate::space::{Config, Neighbourhood, Space};
+
+/// Sequential model-based search: a random forest over the parameters' values models the
+/// log cost, and each proposal maximises the expected improvement over the best cost seen.
+///
+/// - **Features**: one per parameter, its value (the logarithm when every candidate value
+///   is positive: sizes and factors act multiplicatively), or its position among the
+///   candidate values when it is not a number. Trees split on thresholds, so features need
+///   no further scaling.
+/// - **Failures** (compile errors, launch failures, wrong results) count as the worst cost
+///   seen, so the model learns to avoid the regions where they happen.
+/// - **Start**: a space-filling design: each configuration is the one farthest (in
+///   normalised features) from those chosen before, among a pool of random valid ones.
+/// - **Candidates**: only valid configurations are ever scored, so constraints hold by
+///   construction: every unmeasured configuration when the space is small (up to 20,000 by
+///   default: the exact maximum), else random unmeasured ones, the unmeasured neighbours
+///   of the best few, and a short local search on the expected improvement from the most
+///   promising of them.
+/// - **Exploitation at the end**: in the last tenth of a known budget (see
+///   [`Technique::budget`]), proposals minimise the predicted cost instead.
+///
+/// Each proposal refits the forest (on at most 250 evaluations: the best half and the most
+/// recent) and costs milliseconds: negligible next to compiling and timing a kernel. For a
+/// long run, hand over to a local search after a while ([`super::Phased`]).
+#[derive(Debug, Clone)]
+pub struct Surrogate {
+    initial: Option<usize>,
+    growth: Growth,
+    samples: usize,
+    exhaustive: u128,
+    starts: usize,
+    xi: f64,
+    max_train: usize,
+    exploit: f64,
+    budget: Option<u64>,
+    rng: SmallRng,
+    visited: Visited,
+    /// (index, features, log cost or failure), in the order told.
+    data: Vec<(u128, Vec<f64>, Option<f64>)>,
+    design: Vec<u128>,
+    designed: bool,
+    /// Per parameter: whether its feature is the logarithm of the value.
+    log: Vec<bool>,
+    /// Features of every configuration, for small spaces.
+    all: Vec<Vec<f64>>,
+    asked: usize,
+}
+
+impl Default for Surrogate {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
+impl Surrogate {
+    /// A forest of 10 trees (bootstrap samples, every feature considered, nodes of fewer than
+    /// 3 evaluations not split); the start design from the budget (a tenth of it, 5 to 10;
+    /// 10 without a budget); 1000 random candidates per step in large spaces, local searches
+    /// from the best 10.
+    pub fn new() -> Self {
+        Surrogate {
+            initial: None,
+            growth: Growth {
+                trees: 10,
+                min_split: 3,
+                features: 1.0,
+                bootstrap: true,
+            },
+            samples: 1000,
+            exhaustive: 20_000,
+            starts: 10,
+            xi: 0.0,
+            max_train: 250,
+            exploit: 0.1,
+            budget: None,
+            rng: SmallRng::seed_from_u64(0),
+            visited: Visited::default(),
+            data: Vec::new(),
+            design: Vec::new(),
+            designed: false,
+            log: Vec::new(),
+            all: Vec::new(),
+            asked: 0,
+        }
+    }
+    /// Configurations of the space-filling start design (default: from the budget).
+    #[must_use]
+    pub fn initial(mut self, n: usize) -> Self {
+        self.initial = Some(n.max(1));
+        self
+    }
+    /// Trees in the forest.
+    #[must_use]
+    pub fn trees(mut self, n: usize) -> Self {
+        self.growth.trees = n.max(1);
+        self
+    }
+    /// The share of the features each split considers (`0..=1`).
+    #[must_use]
+    pub fn split_features(mut self, share: f64) -> Self {
+        self.growth.features = share.clamp(0.0, 1.0);
+        self
+    }
+    /// Spaces with at most this many configurations have every unmeasured one scored.
+    #[must_use]
+    pub fn exhaustive_up_to(mut self, n: u128) -> Self {
+        self.exhaustive = n;
+        self
+    }
+    /// The improvement margin of expected improvement (log-cost units; more: more
+    /// exploration).
+    #[must_use]
+    pub fn margin(mut self, xi: f64) -> Self {
+        self.xi = xi.max(0.0);
+        self
+    }
+    /// The share of a known budget, at its end, spent on the lowest predicted costs.
+    #[must_use]
+    pub fn exploit(mut self, share: f64) -> Self {
+        self.exploit = share.clamp(0.0, 1.0);
+        self
+    }
+
+    fn start_size(&self) -> usize {
+        self.initial
+            .unwrap_or_else(|| self.budget.map_or(10, |b| (b as usize / 10).clamp(5, 10)))
+    }
+
+    fn features(&self, space: &Space, cfg: &Config) -> Vec<f64> {
+        space
+            .params()
+            .iter()
+            .zip(cfg.raw())
+            .zip(&self.log)
+            .map(|((p, &r), &log)| match p.value_of_raw(r) {
+                Value::Str(_) => p.domain_index(r).unwrap_or(0) as f64,
+                v => {
+                    let x = v.as_f64().unwrap_or(0.0);
+                    if log {
+                        x.ln()
+                    } else {
+                        x
+                    }
+                }
+            })
+            .collect()
+    }
+
+    fn features_of(&self, space: &Space, index: u128) -> Option<Vec<f64>> {
+        match self.all.get(usize::try_from(index).ok()?) {
+            Some(f) => Some(f.clone()),
+            None => space.get(index).map(|c| self.features(space, &c)),
+        }
+    }
+
+    /// Space-filling start: greedy max-min distance among random valid configurations.
+    fn plan_design(&mut self, space: &Space) {
+        let n = self.start_size();
+        let mut pool: Vec<(u128, Vec<f64>)> = Vec::new();
+        let mut seen = HashSet::new();
+        for _ in 0..(30 * n).max(60) {
+            let Some(i) = self.visited.random_unseen(space, &mut self.rng) else {
+                break;
+            };
+            if seen.insert(i) {
+                if let Some(f) = self.features_of(space, i) {
+                    pool.push((i, f));
+                }
+            }
+        }
+        if pool.is_empty() {
+            return;
+        }
+        let d = pool[0].1.len();
+        let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
+        for (_, f) in &pool {
+            for k in 0..d {
+                lo[k] = lo[k].min(f[k]);
+                hi[k] = hi[k].max(f[k]);
+            }
+        }
+        let norm: Vec<Vec<f64>> = pool
+            .iter()
+            .map(|(_, f)| {
+                (0..d)
+                    .map(|k| {
+                        let w = hi[k] - lo[k];
+                        if w > 0.0 {
+                            (f[k] - lo[k]) / w
+                        } else {
+                            0.0
+                        }
+                    })
+                    .collect()
+            })
+            .collect();
+        let dist =
+            |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
+        let mut chosen = vec![0usize];
+        let mut near: Vec<f64> = norm.iter().map(|p| dist(p, &norm[0])).collect();
+        while chosen.len() < n.min(pool.len()) {
+            let Some((k, _)) = near
+                .iter()
+                .enumerate()
+                .max_by(|a, b| a.1.total_cmp(b.1))
+                .filter(|(_, &v)| v > 0.0)
+            else {
+                break;
+            };
+            chosen.push(k);
+            for (j, p) in norm.iter().enumerate() {
+                near[j] = near[j].min(dist(p, &norm[k]));
+            }
+        }
+        // Proposed from the end.
+        self.design = chosen.into_iter().rev().map(|k| pool[k].0).collect();
+    }
+
+    /// Training rows: features and log costs, failures at the worst cost seen.
+    fn training(&self) -> Option<(Vec<Vec<f64>>, Vec<f64>)> {
+        let worst = self
+            .data
+            .iter()
+            .filter_map(|d| d.2)
+            .fold(f64::NEG_INFINITY, f64::max);
+        if !worst.is_finite() {
+            return None;
+        }
+        let mut rows: Vec<usize> = (0..self.data.len()).collect();
+        if rows.len() > self.max_train {
+            let y = |k: usize| self.data[k].2.unwrap_or(worst);
+            let mut by_cost = rows.clone();
+            by_cost.sort_by(|&a, &b| y(a).total_cmp(&y(b)).then(a.cmp(&b)));
+            let mut keep: Vec<usize> = by_cost[..self.max_train / 2].to_vec();
+            let chosen: HashSet<usize> = keep.iter().copied().collect();
+            keep.extend(
+                rows.iter()
+                    .rev()
+                    .copied()
+                    .filter(|k| !chosen.contains(k))
+                    .take(self.max_train - self.max_train / 2),
+            );
+            keep.sort_unstable();
+            rows = keep;
+        }
+        let x = rows.iter().map(|&k| self.data[k].1.clone()).collect();
+        let y = rows
+            .iter()
+            .map(|&k| self.data[k].2.unwrap_or(worst))
+            .collect();
+        Some((x, y))
+    }
+
+    /// The most promising unmeasured configurations by the model, best first.
+    fn steer(&mut self, space: &Space, n: usize) -> Vec<u128> {
+        let Some((x, y)) = self.training() else {
+            return Vec::new();
+        };
+        let forest = Forest::fit(&x, &y, &self.growth, &mut self.rng);
+        let best = y.iter().copied().fold(f64::INFINITY, f64::min);
+        let exploit = self.budget.is_some_and(|b| {
+            let left = b.saturating_sub(self.asked as u64) as f64;
+            left < self.exploit * b as f64
+        });
+        let xi = self.xi;
+        let score = |f: &[f64]| -> f64 {
+            let (m, v) = forest.predict(f);
+            if exploit {
+                return -m;
+            }
+            let sd = v.sqrt();
+            if sd < 1e-12 {
+                return (best - m - xi).max(0.0);
+            }
+            expected_improvement(m, sd, best, xi)
+        };
+        let mut scored: Vec<(f64, u128)> = Vec::new();
+        if !self.all.is_empty() {
+            for (i, f) in self.all.iter().enumerate() {
+                if !self.visited.contains(i as u128) {
+                    scored.push((score(f), i as u128));
+                }
+            }
+        } else {
+            let mut seen: HashSet<u128> = HashSet::new();
+            let mut cands: Vec<u128> = Vec::new();
+            // Neighbours of the best few measured configurations.
+            let mut order: Vec<usize> = (0..self.data.len())
+                .filter(|&k| self.data[k].2.is_some())
+                .collect();
+            order.sort_by(|&a, &b| {
+                let y = |k: usize| self.data[k].2.unwrap_or(f64::INFINITY);
+                y(a).total_cmp(&y(b))
+            });
+            for &k in order.iter().take(5) {
+                if let Some(cfg) = space.get(self.data[k].0) {
+                    for i in self
+                        .visited
+                        .unseen_neighbours(space, &cfg, Neighbourhood::Any)
+                    {
+                        if seen.insert(i) {
+                            cands.push(i);
+                        }
+                    }
+                }
+            }
+            let want = cands.len() + self.samples;
+            for _ in 0..2 * self.samples {
+                if cands.len() >= want {
+                    break;
+                }
+                let Some(i) = self.visited.random_unseen(space, &mut self.rng) else {
+                    break;
+                };
+                if seen.insert(i) {
+                    cands.push(i);
+                }
+            }
+            for i in cands {
+                if let Some(f) = self.features_of(space, i) {
+                    scored.push((score(&f), i));
+                }
+            }
+            // Local search on the acquisition from the most promising candidates.
+            scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+            let starts: Vec<(f64, u128)> = scored.iter().take(self.starts).copied().collect();
+            for (mut s, mut i) in starts {
+                for _ in 0..8 {
+                    let Some(cfg) = space.get(i) else { break };
+                    let mut step: Option<(f64, u128)> = None;
+                    for j in self
+                        .visited
+                        .unseen_neighbours(space, &cfg, Neighbourhood::Any)
+                    {
+                        if !seen.insert(j) {
+                            continue;
+                        }
+                        let Some(f) = self.features_of(space, j) else {
+                            continue;
+                        };
+                        let sj = score(&f);
+                        scored.push((sj, j));
+                        if sj > step.map_or(s, |t| t.0) {
+                            step = Some((sj, j));
+                        }
+                    }
+                    match step {
+                        Some((sj, j)) => (s, i) = (sj, j),
+                        None => break,
+                    }
+                }
+            }
+        }
+        // Ties (common: flat regions of the forest) broken at random.
+        scored.shuffle(&mut self.rng);
+        scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        scored.into_iter().take(n).map(|s| s.1).collect()
+    }
+}
+
+impl Technique for Surrogate {
+    fn name(&self) -> &str {
+        "surrogate"
+    }
+    fn budget(&mut self, evaluations: u64) {
+        self.budget = Some(evaluations);
+    }
+    fn init(&mut self, space: &Space, seed: u64) {
+        self.rng = SmallRng::seed_from_u64(seed);
+        self.visited.clear();
+        self.data.clear();
+        self.design.clear();
+        self.designed = false;
+        self.asked = 0;
+        // The logarithm for parameters whose candidate values are all positive numbers.
+        self.log = space
+            .params()
+            .iter()
+            .map(|p| {
+                let len = p.domain_len();
+                let positive = |i: u64| {
+                    p.domain_value(i)
+                        .and_then(|v| v.as_f64())
+                        .is_some_and(|x| x > 0.0)
+                };
+                if len <= 4096 {
+                    (0..len).all(positive)
+                } else {
+                    // Large domains are integer ranges: monotone in position.
+                    positive(0) && positive(len - 1)
+                }
+            })
+            .collect();
+        self.all = if space.len() <= self.exhaustive {
+            space.iter().map(|c| self.features(space, &c)).collect()
+        } else {
+            Vec::new()
+        };
+    }
+
+    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
+        if !self.designed {
+            self.designed = true;
+            self.plan_design(space);
+        }
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            let Some(i) = self.design.pop() else { break };
+            if self.visited.insert(i) {
+                out.push(i);
+            }
+        }
+        let valid = self.data.iter().filter(|d| d.2.is_some()).count();
+        if out.len() < n && valid >= 2 {
+            for i in self.steer(space, n - out.len()) {
+                if self.visited.insert(i) {
+                    out.push(i);
+                }
+            }
+        }
+        while out.len() < n {
+            // Nothing valid yet to learn from (or the model had nothing to say).
+            let Some(i) = self.visited.random_unseen(space, &mut self.rng) else {
+                break;
+            };
+            self.visited.insert(i);
+            out.push(i);
+        }
+        self.asked += out.len();
+        out
+    }
+
+    fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
+        // Results of configurations another technique proposed count as measured too.
+        if self.visited.insert(index) {
+            self.asked += 1;
+        }
+        let Some(f) = self.features_of(space, index) else {
+            return;
+        };
+        let y = finite(cost)
+            .filter(|&c| c > 0.0)
+            .map(f64::ln)
+            .or_else(|| finite(cost).map(|c| c - 1.0));
+        self.data.push((index, f, y));
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::param::Param;
+    use crate::space::SpaceBuilder;
+
+    /// A constrained space of 3 parameters (X * Y <= 64), cost with one optimum.
+    fn space() -> Space {
+        SpaceBuilder::new()
+            .param(Param::<u32>::values("X", [1, 2, 4, 8, 16, 32, 64]))
+            .param(
+                Param::<u32>::values("Y", [1, 2, 4, 8, 16, 32, 64])
+                    .constraint(&[0], |b| b.get::<u32>(0) * b.get::<u32>(1) <= 64),
+            )
+            .param(Param::<u32>::range("Z", 0..20))
+            .build()
+            .unwrap()
+    }
+
+    fn cost(space: &Space, i: u128) -> Option<f64> {
+        let c = space.get(i)?;
+        let (x, y, z) = (c.get::<u32>(0), c.get::<u32>(1), c.get::<u32>(2));
+        if z == 13 {
+            return None; // a failing value
+        }
+        let lx = (x as f64).log2() - 3.0;
+        let ly = (y as f64).log2() - 2.0;
+        let lz = z as f64 - 11.0;
+        Some(1.0 + lx * lx + ly * ly + 0.1 * lz * lz)
+    }
+
+    fn run(mut t: Surrogate, space: &Space, seed: u64, budget: usize, batch: usize) -> Vec<u128> {
+        t.budget(budget as u64);
+        t.init(space, seed);
+        let mut out = Vec::new();
+        while out.len() < budget {
+            let ask = t.ask(space, batch.min(budget - out.len()));
+            if ask.is_empty() {
+                break;
+            }
+            for i in ask {
+                t.tell(space, i, cost(space, i));
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn finds_the_optimum_of_a_small_space_and_respects_its_constraints() {
+        let space = space();
+        let opt = (0..space.len())
+            .filter_map(|i| cost(&space, i).map(|c| (i, c)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .unwrap();
+        for (seed, exhaustive) in [(1, 20_000), (2, 0)] {
+            let t = Surrogate::new().exhaustive_up_to(exhaustive);
+            let asked = run(t, &space, seed, 40, 1);
+            assert!(asked.iter().all(|&i| i < space.len()));
+            assert!(asked.contains(&opt.0), "seed {seed}: optimum not found");
+        }
+    }
+
+    #[test]
+    fn proposals_are_distinct_and_the_budget_exact() {
+        let space = space();
+        for batch in [1, 3] {
+            let asked = run(Surrogate::new(), &space, 4, 57, batch);
+            assert_eq!(asked.len(), 57);
+            let set: HashSet<u128> = asked.iter().copied().collect();
+            assert_eq!(set.len(), 57, "a configuration proposed twice");
+        }
+        // Asked for more than the space holds: every configuration once, then nothing.
+        let all = run(Surrogate::new(), &space, 5, space.len() as usize + 10, 4);
+        assert_eq!(all.len() as u128, space.len());
+    }
+
+    #[test]
+    fn the_same_seed_gives_the_same_run() {
+        let space = space();
+        let a = run(Surrogate::new(), &space, 11, 30, 2);
+        let b = run(Surrogate::new(), &space, 11, 30, 2);
+        let c = run(Surrogate::new(), &space, 12, 30, 2);
+        assert_eq!(a, b);
+        assert_ne!(a, c);
+    }
+
+    #[test]
+    fn the_start_design_spreads_over_the_space() {
+        let space = space();
+        let mut t = Surrogate::new().initial(6);
+        t.init(&space, 3);
+        let first = t.ask(&space, 6);
+        let zs: HashSet<u32> = first
+            .iter()
+            .map(|&i| space.get(i).unwrap().get::<u32>(2))
+            .collect();
+        // Six random draws of Z collide often; a max-min design rarely does.
+        assert!(zs.len() >= 5, "{zs:?}");
+    }
+}
