@@ -25,6 +25,9 @@ pub mod plot;
 pub mod results;
 pub mod score;
 pub mod search;
+#[cfg(feature = "select")]
+#[cfg_attr(docsrs, doc(cfg(feature = "select")))]
+pub mod select;
 pub mod simulate;
 pub mod space;
 pub mod summary;
