@@ -1,17 +1,13 @@
 //! Selecting one of the deployed configurations for an input at run time (Lawson,
-//! section 5): a decision tree over the input features (linfa's, with depth and leaf-size
-//! limits), 1-nearest-neighbour on the sizes, and the nearest recorded input of
-//! `Database::choose` restricted to the set.
+//! section 5): a decision tree over the input features (CART, with depth and leaf-size
+//! limits; see [`train_tree`] for why not linfa's), 1-nearest-neighbour on the sizes, and
+//! the nearest recorded input of `Database::choose` restricted to the set.
 //!
 //! Trees are trained on `log2(1 + x)` of each feature, so that a split falls halfway
 //! between two sizes on a log scale (sizes scale multiplicatively), and are kept with
 //! thresholds in the features' own units, ready to compile to nested comparisons
 //! ([`super::codegen`]).
 
-use linfa::traits::Fit;
-use linfa::DatasetBase;
-use linfa_trees::{DecisionTree, TreeNode};
-use ndarray::{Array1, Array2};
 use serde::{Deserialize, Serialize};
 
 use super::matrix::{best_in, Matrix};
@@ -158,11 +154,18 @@ fn labelled(m: &Matrix, train: &[usize], set: &[usize]) -> Vec<(usize, usize)> {
 }
 
 /// Trains a decision tree that maps the features of the training inputs to the set
-/// position of their best configuration.
+/// position of their best configuration: CART with Gini impurity, splits halfway between
+/// neighbouring values (on the `log2(1 + x)` scale), leaves of at least `min_leaf` inputs,
+/// ties to the lower set position.
+///
+/// Written here rather than taken from linfa-trees (0.8.1): in a subtree, linfa passes
+/// over a split whenever the next value in the whole data set's order, which may belong to
+/// an input outside the subtree, equals the current one, so on sizes that repeat across
+/// inputs (GEMM shapes do) an unlimited tree leaves training inputs misclassified that one
+/// split separates (`tests/select_dispatch.rs` failed with it).
 ///
 /// # Errors
-/// [`Error::Select`] when no training input has a measured configuration of the set, or
-/// when linfa fails.
+/// [`Error::Select`] when no training input has a measured configuration of the set.
 pub fn train_tree(m: &Matrix, train: &[usize], set: &[usize], limits: TreeLimits) -> Result<Node> {
     let data = labelled(m, train, set);
     if data.is_empty() {
@@ -170,50 +173,100 @@ pub fn train_tree(m: &Matrix, train: &[usize], set: &[usize], limits: TreeLimits
             "no training input has a measured configuration of the set".into(),
         ));
     }
-    let d = m.features.len();
-    let mut flat = Vec::with_capacity(data.len() * d);
-    for &(i, _) in &data {
-        flat.extend(m.inputs()[i].features.iter().map(|&x| scaled(x)));
-    }
-    let records =
-        Array2::from_shape_vec((data.len(), d), flat).map_err(|e| Error::Select(e.to_string()))?;
-    let labels = Array1::from_iter(data.iter().map(|&(_, l)| l));
-    // One label only: a leaf (linfa wants two classes to split).
-    if labels.iter().all(|&l| l == labels[0]) {
-        return Ok(Node::Leaf { choice: labels[0] });
-    }
-    let leaf = limits.min_leaf.max(1) as f32;
-    let tree = DecisionTree::params()
-        .max_depth(limits.max_depth)
-        .min_weight_leaf(leaf)
-        .min_weight_split(2.0 * leaf)
-        .fit(&DatasetBase::new(records, labels))
-        .map_err(|e| Error::Select(format!("decision tree: {e}")))?;
-    convert(tree.root_node())
+    let samples: Vec<(Vec<f64>, usize)> = data
+        .iter()
+        .map(|&(i, l)| {
+            (
+                m.inputs()[i].features.iter().map(|&x| scaled(x)).collect(),
+                l,
+            )
+        })
+        .collect();
+    let grower = Grower {
+        samples: &samples,
+        classes: set.len(),
+        limits,
+    };
+    Ok(grower.grow((0..samples.len()).collect(), 0))
 }
 
-/// linfa's tree as ours, thresholds back in the features' units: `log2(1 + x) <= t` is
-/// `x <= 2^t - 1`.
-fn convert(node: &TreeNode<f64, usize>) -> Result<Node> {
-    if let Some(choice) = node.prediction() {
-        return Ok(Node::Leaf { choice });
+struct Grower<'a> {
+    samples: &'a [(Vec<f64>, usize)],
+    classes: usize,
+    limits: TreeLimits,
+}
+
+/// Gini impurity of class counts, times their total.
+fn gini(counts: &[usize], total: usize) -> f64 {
+    if total == 0 {
+        return 0.0;
     }
-    let (feature, t, _) = node.split();
-    let children = node.children();
-    let child = |i: usize| -> Result<Node> {
-        match children.get(i).and_then(|c| c.as_deref()) {
-            Some(c) => convert(c),
-            None => Err(Error::Select(
-                "decision tree: a split without two children".into(),
-            )),
+    let t = total as f64;
+    t - counts.iter().map(|&c| (c as f64) * (c as f64)).sum::<f64>() / t
+}
+
+impl Grower<'_> {
+    fn grow(&self, idx: Vec<usize>, depth: usize) -> Node {
+        let mut counts = vec![0usize; self.classes];
+        for &i in &idx {
+            counts[self.samples[i].1] += 1;
         }
-    };
-    Ok(Node::Split {
-        feature,
-        threshold: t.exp2() - 1.0,
-        below: Box::new(child(0)?),
-        above: Box::new(child(1)?),
-    })
+        // The most frequent label; ties to the lower position.
+        let majority = (0..self.classes)
+            .max_by(|&a, &b| counts[a].cmp(&counts[b]).then(b.cmp(&a)))
+            .unwrap_or(0);
+        let leaf = Node::Leaf { choice: majority };
+        let min_leaf = self.limits.min_leaf.max(1);
+        if counts[majority] == idx.len()
+            || self.limits.max_depth.is_some_and(|d| depth >= d)
+            || idx.len() < 2 * min_leaf
+        {
+            return leaf;
+        }
+        let parent = gini(&counts, idx.len());
+        let mut best: Option<(f64, usize, f64)> = None;
+        let features = self.samples[idx[0]].0.len();
+        for f in 0..features {
+            let mut order = idx.clone();
+            order.sort_by(|&a, &b| self.samples[a].0[f].total_cmp(&self.samples[b].0[f]));
+            let mut left = vec![0usize; self.classes];
+            let mut right = counts.clone();
+            for (n, pair) in order.windows(2).enumerate() {
+                let label = self.samples[pair[0]].1;
+                left[label] += 1;
+                right[label] -= 1;
+                let (x, y) = (self.samples[pair[0]].0[f], self.samples[pair[1]].0[f]);
+                let (nl, nr) = (n + 1, idx.len() - n - 1);
+                if x == y || nl < min_leaf || nr < min_leaf {
+                    continue;
+                }
+                let impurity = gini(&left, nl) + gini(&right, nr);
+                if best.is_none_or(|(b, _, _)| impurity < b - 1e-12) {
+                    best = Some((impurity, f, (x + y) / 2.0));
+                }
+            }
+        }
+        let Some((impurity, feature, t)) = best.filter(|(imp, _, _)| *imp < parent - 1e-12) else {
+            return leaf;
+        };
+        let _ = impurity;
+        let (below, above): (Vec<usize>, Vec<usize>) = idx
+            .into_iter()
+            .partition(|&i| self.samples[i].0[feature] <= t);
+        let (below, above) = (self.grow(below, depth + 1), self.grow(above, depth + 1));
+        if let (Node::Leaf { choice: a }, Node::Leaf { choice: b }) = (&below, &above) {
+            if a == b {
+                return below;
+            }
+        }
+        Node::Split {
+            feature,
+            // Back in the feature's units: `log2(1 + x) <= t` is `x <= 2^t - 1`.
+            threshold: t.exp2() - 1.0,
+            below: Box::new(below),
+            above: Box::new(above),
+        }
+    }
 }
 
 /// A trained classifier, ready to choose set positions for inputs of `m`.
@@ -367,6 +420,35 @@ mod tests {
             let t = train(&m, &even, &[0, 1, 2], c).unwrap();
             assert_eq!(t.choose(&[20.0, 1.0], "n=20,b=1"), Some(0), "{c:?}");
             assert_eq!(t.choose(&[1e6, 1.0], "n=1000000,b=1"), Some(2), "{c:?}");
+        }
+    }
+
+    /// Was (linfa-trees 0.8.1): on a grid of sizes, whose values repeat across inputs, the
+    /// unlimited tree left `m=16, n=8192` with the label of the other `m=16` inputs.
+    #[test]
+    fn unlimited_trees_fit_grids_of_repeated_sizes() {
+        let mut m = Matrix::new("t", "d", vec!["m".into(), "n".into()]);
+        for c in 0..2 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        let sizes = [16.0, 128.0, 1024.0, 8192.0];
+        for &a in &sizes {
+            for &b in &sizes {
+                let i = m.add_input(Input {
+                    key: format!("m={a},n={b}"),
+                    features: vec![a, b],
+                    groups: vec![],
+                });
+                let best = usize::from(a * b > 100_000.0);
+                for c in 0..2 {
+                    m.set(i, c, if c == best { 1.0 } else { 2.0 }).unwrap();
+                }
+            }
+        }
+        let all: Vec<usize> = (0..16).collect();
+        let t = train_tree(&m, &all, &[0, 1], TreeLimits::A).unwrap();
+        for (i, input) in m.inputs().iter().enumerate() {
+            assert_eq!(Some(t.choose(&input.features)), m.best(i).map(|b| b.0), "{}", input.key);
         }
     }
 

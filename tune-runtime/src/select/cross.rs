@@ -16,8 +16,10 @@
 use serde::{Deserialize, Serialize};
 
 use super::matrix::{Input, Matrix};
+use crate::cost::Cost;
 use crate::param::Value;
 use crate::results::Named;
+use crate::tuner::TuningResult;
 use crate::{Error, Result};
 
 /// How much to cross-evaluate.
@@ -66,6 +68,19 @@ impl Stats {
     pub fn fraction(&self) -> f64 {
         (self.anchored + self.promising) as f64 / self.grid.max(1) as f64
     }
+}
+
+/// Every valid configuration a tuning run measured, with its cost: the search's
+/// evaluations, then the re-measured finalists (whose median replaces their search value
+/// in the matrix).
+pub fn measured<C: Cost>(result: &TuningResult<C>) -> Vec<(Named<Value>, f64)> {
+    result
+        .records
+        .iter()
+        .chain(&result.remeasure_records)
+        .filter(|r| r.is_ok())
+        .filter_map(|r| r.cost.map(|c| (r.config.clone(), c)))
+        .collect()
 }
 
 /// Tunes a tunable over `inputs` and cross-evaluates: `search(input)` tunes one input and

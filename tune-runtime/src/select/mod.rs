@@ -45,7 +45,7 @@ pub mod report;
 pub mod set;
 
 pub use classify::{Classifier, Node, TreeLimits};
-pub use cross::{tune_inputs, Plan, Stats};
+pub use cross::{measured, tune_inputs, Plan, Stats};
 pub use deploy::Selector;
 pub use matrix::{Input, Matrix, Normalisation, Score};
 pub use report::{evaluate, group_splits, random_split, Report, Split};
