@@ -10,7 +10,7 @@ use crate::decl::parse_crate_path;
 use crate::diag::{closest, list, Errors};
 
 /// The keys of `#[tunable(..)]`.
-pub const KEYS: [&str; 9] = [
+pub const KEYS: [&str; 10] = [
     "crate",
     "technique",
     "abort",
@@ -20,6 +20,7 @@ pub const KEYS: [&str; 9] = [
     "device",
     "name",
     "where",
+    "select",
 ];
 
 /// The search techniques that `technique = ..` may name.
@@ -74,6 +75,9 @@ pub struct Options {
     pub name: Option<syn::LitStr>,
     /// `where = EXPR`, any number: stand-alone constraints over the `#[tp]` arguments.
     pub wheres: Vec<syn::Expr>,
+    /// `select = "path"`: the generated selector (a decision tree over the `input(..)`
+    /// components), relative to the crate's manifest folder.
+    pub select: Option<syn::LitStr>,
 }
 
 fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {
@@ -180,6 +184,9 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
             once(&mut o.device, e, &meta.path, errors);
         } else if meta.path.is_ident("where") {
             o.wheres.push(meta.value()?.parse()?);
+        } else if meta.path.is_ident("select") {
+            let s: syn::LitStr = meta.value()?.parse()?;
+            once(&mut o.select, s, &meta.path, errors);
         } else if meta.path.is_ident("name") {
             let s: syn::LitStr = meta.value()?.parse()?;
             once(&mut o.name, s, &meta.path, errors);
