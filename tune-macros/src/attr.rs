@@ -78,6 +78,8 @@ pub struct Options {
     /// `select = "path"`: the generated selector (a decision tree over the `input(..)`
     /// components), relative to the crate's manifest folder.
     pub select: Option<syn::LitStr>,
+    /// Whether the `select` file is missing (reported; the dispatch then has no selector).
+    pub select_missing: bool,
 }
 
 fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {

@@ -85,6 +85,8 @@ pub struct Entry<'a> {
     pub callable: bool,
     /// `select = "path"`: the generated selector.
     pub select: Option<&'a syn::LitStr>,
+    /// Whether its file is missing.
+    pub select_missing: bool,
     /// Whether a `#[tp]` declaration reads a non-tuning argument (then a configuration's
     /// validity depends on the arguments).
     pub space_reads_args: bool,

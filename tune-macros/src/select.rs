@@ -10,7 +10,7 @@ use crate::entry::{shared, Entry};
 
 /// Checks `select = ".."`: it needs named input components (the features the tree reads)
 /// and an existing file.
-pub fn check(opts: &Options, errors: &mut Errors) {
+pub fn check(opts: &mut Options, errors: &mut Errors) {
     let Some(path) = &opts.select else { return };
     if !matches!(opts.input, Some(InputKey::List(_))) {
         errors.spanned(
@@ -22,6 +22,7 @@ pub fn check(opts: &Options, errors: &mut Errors) {
     if let Ok(dir) = std::env::var("CARGO_MANIFEST_DIR") {
         let file = std::path::Path::new(&dir).join(path.value());
         if !file.is_file() {
+            opts.select_missing = true;
             errors.spanned(
                 path,
                 format!(
@@ -51,6 +52,14 @@ impl Entry<'_> {
         let names = parts.iter().map(|(n, _)| n);
         let exprs = parts.iter().map(|(_, e)| quote!(#p::feature(&(#e))));
         let floats = parts.iter().map(|_| quote!(::core::primitive::f64));
+        // A missing file is reported by `check`; no second error from `include!`.
+        let selected = if self.select_missing {
+            quote!(::core::option::Option::None)
+        } else {
+            quote!(::core::include!(
+                ::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #path)
+            ))
+        };
         let doc = format!(
             "The configuration of [`{fn_name}`] for these arguments that the selector `{}` \
              picks: a decision tree over the input's features, compiled in (no allocation, \
@@ -65,7 +74,7 @@ impl Entry<'_> {
             #vis fn select #generics (#(#args),*) -> ::core::option::Option<Self> #where_clause {
                 let (#(#names,)*): (#(#floats,)*) = (#(#exprs,)*);
                 let __tune_selected: ::core::option::Option<(&'static ::core::primitive::str, Self)> =
-                    ::core::include!(::core::concat!(::core::env!("CARGO_MANIFEST_DIR"), "/", #path));
+                    #selected;
                 match __tune_selected {
                     ::core::option::Option::Some((__tune_fp, __tune_cfg))
                         if __tune_fp == <Self as #p::Tunable>::FINGERPRINT =>

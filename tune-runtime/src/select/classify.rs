@@ -448,7 +448,12 @@ mod tests {
         let all: Vec<usize> = (0..16).collect();
         let t = train_tree(&m, &all, &[0, 1], TreeLimits::A).unwrap();
         for (i, input) in m.inputs().iter().enumerate() {
-            assert_eq!(Some(t.choose(&input.features)), m.best(i).map(|b| b.0), "{}", input.key);
+            assert_eq!(
+                Some(t.choose(&input.features)),
+                m.best(i).map(|b| b.0),
+                "{}",
+                input.key
+            );
         }
     }
 

@@ -48,5 +48,5 @@ pub use classify::{Classifier, Node, TreeLimits};
 pub use cross::{measured, tune_inputs, Plan, Stats};
 pub use deploy::Selector;
 pub use matrix::{Input, Matrix, Normalisation, Score};
-pub use report::{evaluate, group_splits, random_split, Report, Split};
+pub use report::{evaluate, group_splits, needed, random_split, Report, Split};
 pub use set::SetMethod;

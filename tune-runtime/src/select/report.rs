@@ -192,6 +192,51 @@ pub fn evaluate(
     })
 }
 
+/// The cells [`evaluate`] reads on the test inputs and `m` lacks: every configuration of
+/// every set the methods choose (for each k), of the single best, and of today's fallback.
+/// Measure them into the matrix before evaluating, so that every choice is scored (the
+/// sets and classifiers learn from the training rows only).
+///
+/// # Errors
+/// As [`set::choose`].
+pub fn needed(
+    m: &Matrix,
+    splits: &[Split],
+    methods: &[SetMethod],
+    ks: &[usize],
+) -> Result<Vec<(usize, usize)>> {
+    let mut cells = Vec::new();
+    for split in splits {
+        let mut configs: Vec<usize> = Vec::new();
+        for &method in methods {
+            for &k in ks {
+                configs.extend(set::choose(m, &split.train, k, method)?);
+            }
+        }
+        configs.extend(set::choose(m, &split.train, 1, SetMethod::Greedy)?);
+        configs.extend(
+            split
+                .train
+                .iter()
+                .filter_map(|&j| m.best(j))
+                .map(|(c, _)| c),
+        );
+        configs.sort_unstable();
+        configs.dedup();
+        for &i in &split.test {
+            cells.extend(
+                configs
+                    .iter()
+                    .filter(|&&c| m.get(i, c).is_none())
+                    .map(|&c| (i, c)),
+            );
+        }
+    }
+    cells.sort_unstable();
+    cells.dedup();
+    Ok(cells)
+}
+
 fn pct(s: &Score) -> String {
     if s.scored == 0 {
         return "-".into();
