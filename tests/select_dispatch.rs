@@ -7,29 +7,16 @@
 //! to compile it in).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 
+use std::alloc::{GlobalAlloc, Layout, System};
+use std::sync::atomic::{AtomicUsize, Ordering};
+
 use tune::__private::Tunable;
 use tune::results::Database;
 use tune::select::{
     matrix::best_in, tune_inputs, Input, Matrix, Plan, Selector, SetMethod, TreeLimits,
 };
 
-/// A made-up cost with a known best per input: the tile nearest `min(m, n) / 16` (within
-/// 4..=64), and `split = 2` for large outputs.
-#[tune::tunable(
-    name = "select_demo",
-    technique = exhaustive,
-    input(m = m, n = n),
-    select = "tests/data/select_demo.rs"
-)]
-fn demo(m: u32, n: u32, #[tp([4, 8, 16, 32, 64])] tile: u32, #[tp([1, 2])] split: u32) -> f64 {
-    let ideal = (f64::from(m.min(n)) / 16.0).clamp(4.0, 64.0);
-    let large = u64::from(m) * u64::from(n) > 100_000;
-    let split_cost = match (split, large) {
-        (2, true) | (1, false) => 0.0,
-        _ => 0.25,
-    };
-    1.0 + (f64::from(tile) / ideal).ln().abs() + split_cost
-}
+include!("data/select_demo_fn.rs");
 
 const SIZES: [u32; 4] = [16, 128, 1024, 8192];
 
@@ -144,5 +131,47 @@ fn the_generated_dispatch_picks_the_recorded_configurations() {
         )
         .unwrap()
             == picked));
+    }
+}
+
+/// Counts allocations, to show that the compiled selector makes none.
+struct Counting;
+
+static ALLOCATIONS: AtomicUsize = AtomicUsize::new(0);
+
+// SAFETY: forwards to the system allocator unchanged; only counts.
+unsafe impl GlobalAlloc for Counting {
+    unsafe fn alloc(&self, layout: Layout) -> *mut u8 {
+        ALLOCATIONS.fetch_add(1, Ordering::Relaxed);
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.alloc(layout) }
+    }
+    unsafe fn dealloc(&self, ptr: *mut u8, layout: Layout) {
+        // SAFETY: the caller's contract, passed on.
+        unsafe { System.dealloc(ptr, layout) }
+    }
+}
+
+#[global_allocator]
+static GLOBAL: Counting = Counting;
+
+#[test]
+fn the_compiled_selector_does_not_allocate() {
+    let before = ALLOCATIONS.load(Ordering::Relaxed);
+    let mut tiles = 0u32;
+    for m in [1u32, 16, 300, 5000, u32::MAX] {
+        for n in [1u32, 16, 300, 5000, u32::MAX] {
+            tiles += DemoConfig::select(std::hint::black_box(m), std::hint::black_box(n))
+                .unwrap()
+                .tile;
+        }
+    }
+    // Another test of this binary may allocate meanwhile: retry on a difference.
+    let after = ALLOCATIONS.load(Ordering::Relaxed);
+    assert!(tiles > 0);
+    if after != before {
+        let before = ALLOCATIONS.load(Ordering::Relaxed);
+        let _ = DemoConfig::select(std::hint::black_box(16), std::hint::black_box(16));
+        assert_eq!(ALLOCATIONS.load(Ordering::Relaxed), before);
     }
 }
