@@ -281,7 +281,7 @@ pub fn analyse(
     vendor: Option<(&str, &[(String, f64)])>,
 ) -> Result<String> {
     let mut out = format!(
-        "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising) of a {}-cell grid of candidates ({:.1}%); {} more cells measure the deployed configurations on the test shapes. {} cells in all.\n\n",
+        "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising) of a {}-cell grid of candidates ({:.1}%), {} measurements failed or were skipped; {} more cells measure the deployed configurations on the test shapes. {} cells in all.\n\n",
         m.tunable,
         m.device,
         m.inputs().len(),
@@ -291,6 +291,7 @@ pub fn analyse(
         stats.promising,
         stats.grid,
         100.0 * stats.fraction(),
+        stats.failed,
         verified,
         m.measured()
     );
