@@ -132,6 +132,14 @@ pub use tune_macros::space;
 /// - `name = "..."`: the tunable's name in the database (default `module::path::function`);
 /// - `where = EXPR`, as often as needed: a stand-alone constraint over the `#[tp]`
 ///   arguments (see [`space!`]), checked once the last argument it reads is bound;
+/// - `select = "path"` (with `input(name = expr, ..)`): a selector file, relative to the
+///   crate's root, that `tune_runtime::select::Selector::rust` generates after tuning over
+///   many inputs (feature `select`): a decision tree over the `input(..)` components that
+///   picks one of a few deployed configurations. It adds `XConfig::select(arguments) ->
+///   Option<XConfig>` (nested comparisons compiled in: no allocation, no lock, no space),
+///   and `x_auto` runs its choice (checked against the space when the space reads the
+///   arguments), else `best`'s. A file holding `None` stands for a selector not generated
+///   yet;
 /// - `crate = "path"`: a renamed facade.
 ///
 /// ```
