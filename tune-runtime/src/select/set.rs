@@ -159,16 +159,8 @@ fn kmeans(rows: &[Vec<f64>], k: usize, pca: Option<usize>) -> Result<Vec<usize>>
     let flat: Vec<f64> = rows.iter().flatten().copied().collect();
     let data = Array2::from_shape_vec((n, d), flat).map_err(|e| Error::Select(e.to_string()))?;
     let data = match pca {
-        // PCA needs more features than dimensions, and at least two samples.
-        Some(dims) if n > 1 && d > 1 => {
-            let dims = dims.min(d - 1).min(n - 1).max(1);
-            let ds = DatasetBase::from(data);
-            let model = Pca::params(dims)
-                .fit(&ds)
-                .map_err(|e| Error::Select(format!("pca: {e}")))?;
-            model.predict(ds).records().clone()
-        }
-        _ => data,
+        Some(dims) => project(data, dims)?,
+        None => data,
     };
     let ds = DatasetBase::from(data);
     let model = KMeans::params(k)
@@ -177,6 +169,23 @@ fn kmeans(rows: &[Vec<f64>], k: usize, pca: Option<usize>) -> Result<Vec<usize>>
         .fit(&ds)
         .map_err(|e| Error::Select(format!("k-means: {e}")))?;
     Ok(model.predict(ds.records()).to_vec())
+}
+
+/// The rows projected on their first `dims` principal components (fewer where there are
+/// too few rows or columns for `dims`; unchanged for a single row or column).
+fn project(data: Array2<f64>, dims: usize) -> Result<Array2<f64>> {
+    let (n, d) = data.dim();
+    // PCA needs more features than dimensions, and at least two samples.
+    if n < 2 || d < 2 {
+        return Ok(data);
+    }
+    let dims = dims.min(d - 1).min(n - 1).max(1);
+    let model = Pca::params(dims)
+        .fit(&DatasetBase::from(data.clone()))
+        .map_err(|e| Error::Select(format!("pca: {e}")))?;
+    // On a bare array, linfa's `predict` returns the projection (on a dataset it would
+    // return the dataset, its records unchanged, with the projection as targets).
+    Ok(model.predict(&data))
 }
 
 /// One configuration per cluster: the best geometric mean over its members, distinct.
@@ -293,6 +302,29 @@ mod tests {
         }
         assert_eq!(choose(&m, &all, 6, SetMethod::TopN).unwrap().len(), 6);
         assert_eq!(choose(&m, &all, 9, SetMethod::Greedy).unwrap().len(), 6);
+    }
+
+    /// PCA + k-means clusters the projection, not the rows themselves (it once clustered
+    /// the rows: linfa's `predict` on a dataset keeps its records and puts the projection
+    /// in its targets).
+    #[test]
+    fn pca_projects_on_the_leading_components() {
+        // Points along the direction (1, 1, 1, 1), with little noise across it.
+        let rows: Vec<f64> = (0..12)
+            .flat_map(|i| {
+                let t = f64::from(i);
+                let e = if i % 2 == 0 { 0.01 } else { -0.01 };
+                [t, t + e, t - e, t]
+            })
+            .collect();
+        let data = Array2::from_shape_vec((12, 4), rows).unwrap();
+        let p = project(data, 1).unwrap();
+        assert_eq!(p.dim(), (12, 1));
+        // The one component keeps the spread along the line: 0..11 scaled by 2 = |(1,1,1,1)|.
+        let span = p.column(0).iter().fold(0.0f64, |a, &x| a.max(x))
+            - p.column(0).iter().fold(0.0f64, |a, &x| a.min(x));
+        assert!((span - 22.0).abs() < 0.1, "span {span}");
+        assert_eq!(project(Array2::zeros((1, 4)), 2).unwrap().dim(), (1, 4));
     }
 
     #[test]
