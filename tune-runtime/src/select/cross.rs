@@ -175,7 +175,7 @@ pub fn cross_evaluate(
             }
         }
     }
-    anchors.sort_by(|a, b| b.1.cmp(&a.1));
+    anchors.sort_by_key(|a| std::cmp::Reverse(a.1));
     anchors.truncate(budget / 2 / n.max(1));
     let anchors: Vec<usize> = anchors.into_iter().map(|(c, _)| c).collect();
     for &c in &anchors {
