@@ -266,8 +266,7 @@ fn right<B: Backend>(backend: &B, k: &Compiled<B::Kernel>, s: &Shape) -> bool {
         backend.write(&mut db, &bytes(&b))?;
         backend.write(&mut dc, &bytes(&c))?;
         let scalars = scalars(s, 1.5, -0.5);
-        launch_args(backend, k, s, &scalars, [&da, &db, &dc], 1)
-            .map_err(|f| Error::Select(f.to_string()))?;
+        launch_args(backend, k, s, &scalars, [&da, &db, &dc], 1).map_err(Error::Failed)?;
         let mut out = vec![0u8; 4 * c.len()];
         backend.read(&dc, &mut out)?;
         Ok(out

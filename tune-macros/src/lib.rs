@@ -15,6 +15,7 @@ mod diag;
 mod entry;
 mod expand;
 mod fingerprint;
+mod online;
 mod select;
 mod space;
 mod test_attr;
