@@ -8,7 +8,7 @@
 //! `select_gemm gpu --backend cuda|opencl [POOL] [EVALS]` (defaults 192 and 24).
 //!
 //! The run keeps to `$TUNE_SELECT_SECONDS` (default 420; the GPU machine allows 10 minutes
-//! a call): past 40% of it the searches take 8 configurations a shape, past 75% the
+//! a call): past a third of it no more configurations are compiled, past 40% of it the searches take 8 configurations a shape, past 75% the
 //! cross-evaluation measures nothing more, past 95% neither does the verification (the
 //! cells stay empty, and the report counts them), so that a slow device still writes its
 //! matrix.
@@ -98,7 +98,10 @@ fn run<B: Backend>(
     let study = XgemmDirect(Gemm::new(mm.min(1024), nn.min(1024), kk.min(1024)));
     let space = study.space(&target)?;
     let source = study.source(&target)?;
-    let compiled = compile_pool(&*backend, &space, source, pool)?;
+    // Past a third of the budget no more configurations are compiled (NVIDIA's OpenCL
+    // compiler took 486 s for 192 on an H100, leaving no time to measure).
+    let compile_by = started + Duration::from_secs_f64(budget() / 3.0);
+    let compiled = compile_pool(&*backend, &space, source, pool, compile_by)?;
     println!(
         "{}: {} of {pool} sampled configurations compiled and right, in {:.0?}",
         target.device.name,
@@ -122,10 +125,7 @@ fn run<B: Backend>(
             .cloned()
             .unwrap_or_default()
     };
-    let budget = std::env::var("TUNE_SELECT_SECONDS")
-        .ok()
-        .and_then(|v| v.parse::<f64>().ok())
-        .unwrap_or(420.0);
+    let budget = budget();
     let before = |share: f64| started.elapsed() < Duration::from_secs_f64(budget * share);
     let mut rng = SmallRng::seed_from_u64(1);
     let mut order: Vec<usize> = (0..compiled.len()).collect();
@@ -191,13 +191,22 @@ fn run<B: Backend>(
     Ok(())
 }
 
-/// Compiles `pool` configurations sampled from `space` (in parallel) and keeps those that
-/// compute a right product on an odd shape.
+/// `$TUNE_SELECT_SECONDS`, default 420.
+fn budget() -> f64 {
+    std::env::var("TUNE_SELECT_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(420.0)
+}
+
+/// Compiles `pool` configurations sampled from `space` (in parallel; none started after
+/// `by`) and keeps those that compute a right product on an odd shape.
 fn compile_pool<B: Backend>(
     backend: &B,
     space: &Space,
     source: &str,
     pool: usize,
+    by: Instant,
 ) -> Result<Vec<Compiled<B::Kernel>>> {
     let mut rng = SmallRng::seed_from_u64(7);
     let mut configs: Vec<Config> = Vec::new();
@@ -214,6 +223,9 @@ fn compile_pool<B: Backend>(
     let kernels: Vec<Compiled<B::Kernel>> = configs
         .into_par_iter()
         .filter_map(|config| {
+            if Instant::now() > by {
+                return None;
+            }
             let defines: Vec<(String, String)> = space
                 .values(&config)
                 .into_iter()
