@@ -6,5 +6,6 @@ mod benchmarks;
 
 criterion_main!(
     benchmarks::engine_overhead::benches,
-    benchmarks::dispatch::benches
+    benchmarks::dispatch::benches,
+    benchmarks::select::benches
 );

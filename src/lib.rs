@@ -16,7 +16,8 @@
 //!   [`param`] → [`space`](mod@space) → [`search`] and [`abort`] → [`evaluate`] (with [`cost`],
 //!   [`backend`], [`measure`], [`simulate`]) → [`tuner`] → [`results`]; and tools over
 //!   results: [`import`], [`t1`], [`summary`], [`score`], `plot` (feature `plot`),
-//!   [`watch`].
+//!   [`watch`]; and over many inputs: `select` (feature `select`: the performance matrix,
+//!   covering sets, the decision tree that `#[tunable(select = ..)]` compiles in).
 //! - Every fallible call returns [`Result`]; [`Error`] is one `#[non_exhaustive]` enum whose
 //!   variants carry what a caller matches on (the parameter, constraint, file, format
 //!   version, T1 expression and column, the driver's error code, the reference kernel's
@@ -31,6 +32,12 @@ pub use tune_runtime::{
     abort, backend, cost, evaluate, import, measure, param, results, score, search, simulate,
     space, summary, t1, tuner, watch,
 };
+
+/// One library, every input size: tuning over many inputs, the performance matrix, a
+/// covering set of configurations and a decision-tree dispatch (feature `select`).
+#[cfg(feature = "select")]
+#[cfg_attr(docsrs, doc(cfg(feature = "select")))]
+pub use tune_runtime::select;
 
 /// Plots of tuning runs (feature `plot`).
 #[cfg(feature = "plot")]
@@ -187,6 +194,14 @@ pub use tune_macros::space;
 /// - `name = "..."`: the tunable's name in the database (default `module::path::function`);
 /// - `where = EXPR`, as often as needed: a stand-alone constraint over the `#[tp]`
 ///   arguments (see [`space!`]), checked once the last argument it reads is bound;
+/// - `select = "path"` (with `input(name = expr, ..)`): a selector file, relative to the
+///   crate's root, that `tune_runtime::select::Selector::rust` generates after tuning over
+///   many inputs (feature `select`): a decision tree over the `input(..)` components that
+///   picks one of a few deployed configurations. It adds `XConfig::select(arguments) ->
+///   Option<XConfig>` (nested comparisons compiled in: no allocation, no lock, no space),
+///   and `x_auto` runs its choice (checked against the space when the space reads the
+///   arguments), else `best`'s. A file holding `None` stands for a selector not generated
+///   yet;
 /// - `online`: also generates an online tuner (see below);
 /// - `crate = "path"`: a renamed facade.
 ///

@@ -109,6 +109,20 @@ mod results {
     use tune::results::{Named, Record};
 }
 
+#[cfg(feature = "select")]
+mod select {
+    use tune::select::classify::{train, train_tree, Trained};
+    use tune::select::cross::cross_evaluate;
+    use tune::select::features::{components, names, of};
+    use tune::select::matrix::{best_in, score};
+    use tune::select::report::{Report, Row};
+    use tune::select::set::{choose, UNMEASURED};
+    use tune::select::{classify, cross, deploy, features, matrix, report, set};
+    use tune::select::{evaluate, group_splits, measured, needed, random_split, tune_inputs};
+    use tune::select::{Classifier, Input, Matrix, Node, Normalisation, Plan, Score};
+    use tune::select::{Selector, SetMethod, Split, Stats, TreeLimits};
+}
+
 mod tools {
     use tune::import::{detect, from_t4, kernel_tuner, ktt, read, read_json, records, Format};
     use tune::score::{aggregate, score, Settings, SpaceStats, Trace};

@@ -1,2 +1,3 @@
 pub mod dispatch;
 pub mod engine_overhead;
+pub mod select;

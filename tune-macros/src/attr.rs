@@ -10,7 +10,7 @@ use crate::decl::parse_crate_path;
 use crate::diag::{closest, list, Errors};
 
 /// The keys of `#[tunable(..)]`.
-pub const KEYS: [&str; 10] = [
+pub const KEYS: [&str; 11] = [
     "crate",
     "technique",
     "abort",
@@ -21,6 +21,7 @@ pub const KEYS: [&str; 10] = [
     "name",
     "where",
     "online",
+    "select",
 ];
 
 /// The search techniques that `technique = ..` may name.
@@ -79,6 +80,11 @@ pub struct Options {
     pub wheres: Vec<syn::Expr>,
     /// `online`: generate an online tuner too.
     pub online: Option<Path>,
+    /// `select = "path"`: the generated selector (a decision tree over the `input(..)`
+    /// components), relative to the crate's manifest folder.
+    pub select: Option<syn::LitStr>,
+    /// Whether the `select` file is missing (reported; the dispatch then has no selector).
+    pub select_missing: bool,
 }
 
 fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {
@@ -185,6 +191,9 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
             once(&mut o.device, e, &meta.path, errors);
         } else if meta.path.is_ident("where") {
             o.wheres.push(meta.value()?.parse()?);
+        } else if meta.path.is_ident("select") {
+            let s: syn::LitStr = meta.value()?.parse()?;
+            once(&mut o.select, s, &meta.path, errors);
         } else if meta.path.is_ident("name") {
             let s: syn::LitStr = meta.value()?.parse()?;
             once(&mut o.name, s, &meta.path, errors);

@@ -83,6 +83,13 @@ pub struct Entry<'a> {
     /// Whether `tuner` and `x_auto` can be generated (not async, not unsafe, no `impl
     /// Trait` argument).
     pub callable: bool,
+    /// `select = "path"`: the generated selector.
+    pub select: Option<&'a syn::LitStr>,
+    /// Whether its file is missing.
+    pub select_missing: bool,
+    /// Whether a `#[tp]` declaration reads a non-tuning argument (then a configuration's
+    /// validity depends on the arguments).
+    pub space_reads_args: bool,
 }
 
 /// The cost mode a return type implies when `cost = ..` is not given: the value for
@@ -212,7 +219,7 @@ fn default_component(a: &Arg) -> Option<TokenStream> {
 }
 
 impl Entry<'_> {
-    fn p(&self) -> TokenStream {
+    pub(crate) fn p(&self) -> TokenStream {
         let k = self.krate;
         quote!(#k::__private)
     }
@@ -250,7 +257,7 @@ impl Entry<'_> {
     }
 
     /// The arguments as `space` takes them, from bindings by name of the original types.
-    fn to_space(&self) -> Vec<TokenStream> {
+    pub(crate) fn to_space(&self) -> Vec<TokenStream> {
         self.args
             .iter()
             .map(|a| {
@@ -316,6 +323,7 @@ impl Entry<'_> {
                 ::core::result::Result::Ok((__tune_cfg, __tune_choice))
             }
         };
+        out.extend(self.select_method());
         if self.callable {
             out.extend(self.tuner());
         }
@@ -534,19 +542,35 @@ impl Entry<'_> {
             ReturnType::Default => quote!(()),
             ReturnType::Type(_, t) => t.to_token_stream(),
         };
-        let doc = format!(
-            "Calls [`{fn_name}`] with the configuration [`{cfg}::best`] picks for these \
-             arguments on this device (the best recorded, else the nearest recorded input's, \
-             else the declared defaults, else the first valid configuration). \
-             `TUNE_VERBOSE=1` tells each choice on standard error.\n\n\
-             It builds the search space on every call: in a hot loop, call \
-             [`{cfg}::best`] once and then [`{cfg}::call`].\n\n\
-             # Errors\nSee [`{cfg}::best`]."
-        );
+        let doc = if self.select.is_some() {
+            format!(
+                "Calls [`{fn_name}`] with the configuration [`{cfg}::select`] picks for these \
+                 arguments (a decision tree compiled in{}), or, where it has none, the one \
+                 [`{cfg}::best`] picks from the tuning database.\n\n\
+                 # Errors\nSee [`{cfg}::best`].",
+                if self.space_reads_args {
+                    "; its choice is checked against the search space, which depends on the arguments"
+                } else {
+                    ""
+                }
+            )
+        } else {
+            format!(
+                "Calls [`{fn_name}`] with the configuration [`{cfg}::best`] picks for these \
+                 arguments on this device (the best recorded, else the nearest recorded input's, \
+                 else the declared defaults, else the first valid configuration). \
+                 `TUNE_VERBOSE=1` tells each choice on standard error.\n\n\
+                 It builds the search space on every call: in a hot loop, call \
+                 [`{cfg}::best`] once and then [`{cfg}::call`].\n\n\
+                 # Errors\nSee [`{cfg}::best`]."
+            )
+        };
+        let select_first = self.select_first();
         quote! {
             #[doc = #doc]
             #[allow(clippy::too_many_arguments)]
             #vis fn #auto #generics (#(#args),*) -> #p::Result<#ret> #where_clause {
+                #select_first
                 let (__tune_cfg, _) = #cfg::best(#(#to_space),*)?;
                 ::core::result::Result::Ok(__tune_cfg.call(#(#names),*))
             }

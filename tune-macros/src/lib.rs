@@ -16,6 +16,7 @@ mod entry;
 mod expand;
 mod fingerprint;
 mod online;
+mod select;
 mod space;
 mod test_attr;
 mod tunable;

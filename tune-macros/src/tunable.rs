@@ -40,7 +40,7 @@ enum Slot {
 /// Expands `#[tunable(args)] item`.
 pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
     let mut errors = Errors::default();
-    let opts = parse_options(args, &mut errors);
+    let mut opts = parse_options(args, &mut errors);
     // Before `#[tp]` attributes are taken off: the declaration as written.
     let fingerprint = crate::fingerprint::of(
         &item,
@@ -169,6 +169,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         f.block.stmts.insert(0, stmt);
     }
     check(&tps, &opts.wheres, &captured, &mut errors);
+    crate::select::check(&mut opts, &mut errors);
     let abort = opts
         .abort
         .as_ref()
@@ -192,6 +193,7 @@ pub fn expand(args: TokenStream, item: TokenStream) -> TokenStream {
         space,
         complete,
         &fingerprint,
+        !touched.is_empty(),
     );
     quote! {
         #compile_errors
@@ -249,6 +251,7 @@ fn generate(
     space: TokenStream,
     complete: bool,
     fingerprint: &str,
+    space_reads_args: bool,
 ) -> TokenStream {
     let vis = &f.vis;
     let fn_ident = &f.sig.ident;
@@ -401,6 +404,9 @@ fn generate(
             && f.sig.asyncness.is_none()
             && matches!(f.sig.safety, syn::Safety::Default)
             && !blocks_tuner(&args),
+        select: opts.select.as_ref(),
+        select_missing: opts.select_missing,
+        space_reads_args,
     };
     let (methods, auto) = if complete {
         (entry.methods(), entry.auto())

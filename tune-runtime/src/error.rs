@@ -261,6 +261,11 @@ pub enum Error {
     /// match the outputs).
     #[error("invalid kernel spec: {0}")]
     KernelSpec(String),
+    /// Choosing configurations for many inputs failed: too little data in the performance
+    /// matrix, a set size larger than the configurations measured, an input key without
+    /// the features asked for.
+    #[error("select: {0}")]
+    Select(String),
     /// Online tuning cannot serve a call: no input was selected, or a configuration that
     /// was validated failed when it ran again.
     #[error("online tuning: {0}")]

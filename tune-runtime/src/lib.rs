@@ -57,6 +57,9 @@ pub mod plot;
 pub mod results;
 pub mod score;
 pub mod search;
+#[cfg(feature = "select")]
+#[cfg_attr(docsrs, doc(cfg(feature = "select")))]
+pub mod select;
 pub mod simulate;
 pub mod space;
 pub mod summary;
@@ -84,8 +87,9 @@ pub mod __private {
     pub use crate::evaluate::closure::Closure;
     pub use crate::evaluate::{Evaluator, Failure, Measured};
     pub use crate::macro_support::{
-        check_len, choose, default_database, field, input_key, invalid_declaration, lock, position,
-        result_failure, technique, timed, to_string, AsFailure, IntoCost, Tunable, Unranged,
+        check_len, choose, default_database, feature, field, input_key, invalid_declaration, lock,
+        position, result_failure, technique, timed, to_string, AsFailure, IntoCost, Tunable,
+        Unranged,
     };
     pub use crate::param::Kind;
     pub use crate::param::{Bound, EnumParam, Integer, Param, ParamType, Value};

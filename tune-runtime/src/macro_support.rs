@@ -249,6 +249,50 @@ pub fn input_key(parts: &[(&str, &dyn fmt::Display)]) -> String {
         .join(",")
 }
 
+/// Values a selector's input features are made of (`#[tunable(select = ..)]`).
+#[diagnostic::on_unimplemented(
+    message = "the input component of type `{Self}` is no number a selector can compare",
+    note = "the components of `input(..)` that a selector reads are integers, floats or bools"
+)]
+pub trait Feature {
+    /// The value as `f64`.
+    fn feature(&self) -> f64;
+}
+
+macro_rules! features {
+    ($($t:ty),*) => {$(
+        impl Feature for $t {
+            #[inline]
+            #[allow(clippy::cast_lossless, clippy::cast_precision_loss)]
+            fn feature(&self) -> f64 {
+                *self as f64
+            }
+        }
+    )*};
+}
+
+features!(u8, u16, u32, u64, u128, usize, i8, i16, i32, i64, i128, isize, f32, f64);
+
+impl Feature for bool {
+    #[inline]
+    fn feature(&self) -> f64 {
+        f64::from(u8::from(*self))
+    }
+}
+
+impl<T: Feature + ?Sized> Feature for &T {
+    #[inline]
+    fn feature(&self) -> f64 {
+        (**self).feature()
+    }
+}
+
+/// An input component as a selector's feature.
+#[inline]
+pub fn feature<T: Feature + ?Sized>(v: &T) -> f64 {
+    v.feature()
+}
+
 /// A value as a string (device names, input keys).
 pub fn to_string(v: &dyn fmt::Display) -> String {
     v.to_string()

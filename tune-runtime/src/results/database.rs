@@ -644,5 +644,7 @@ pub fn dispatch(
 
 #[cfg(test)]
 mod concurrency;
+#[cfg(feature = "select")]
+mod matrix;
 #[cfg(test)]
 mod tests;

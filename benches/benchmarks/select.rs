@@ -1,0 +1,111 @@
+//! What a warm call of a generated selector costs (`#[tunable(select = ..)]`: a decision
+//! tree compiled to nested comparisons): the tunable of tests/select_dispatch.rs and its
+//! committed selector (5 configurations, depth 4). Beside criterion's median, the 99th
+//! percentile of calls timed in batches of 64, and the same with 16 threads calling at once
+//! (per-thread CPU time per call, so that a machine with fewer cores than threads does not
+//! count time-sharing as contention; 1024 calls between two readings of that clock, whose
+//! own cost is some 100 ns).
+#![allow(dead_code)] // `demo` itself is tuned by the test, not here
+
+use std::hint::black_box;
+use std::time::Instant;
+
+use criterion::{criterion_group, Criterion};
+
+include!("../../tests/data/select_demo_fn.rs");
+
+/// Inputs inside and outside the tuned sizes.
+const INPUTS: [(u32, u32); 8] = [
+    (16, 16),
+    (16, 8192),
+    (128, 1024),
+    (1024, 128),
+    (8192, 8192),
+    (3, 70_000),
+    (500, 40),
+    (u32::MAX, 1),
+];
+
+fn batch() -> u32 {
+    let mut acc = 0u32;
+    for &(m, n) in &INPUTS {
+        for _ in 0..8 {
+            acc = acc
+                .wrapping_add(DemoConfig::select(black_box(m), black_box(n)).map_or(0, |c| c.tile));
+        }
+    }
+    acc
+}
+
+/// This thread's CPU time, in seconds.
+fn thread_cpu() -> f64 {
+    let mut ts = libc::timespec {
+        tv_sec: 0,
+        tv_nsec: 0,
+    };
+    // SAFETY: a valid pointer to a timespec; the clock id is a constant Linux defines.
+    unsafe { libc::clock_gettime(libc::CLOCK_THREAD_CPUTIME_ID, &mut ts) };
+    ts.tv_sec as f64 + ts.tv_nsec as f64 * 1e-9
+}
+
+/// Nanoseconds per call of `samples` samples of `per` batches each on this thread:
+/// (median, 99th percentile).
+fn per_call(samples: usize, per: usize, clock: fn() -> f64) -> (f64, f64) {
+    let mut t: Vec<f64> = (0..samples)
+        .map(|_| {
+            let s = clock();
+            for _ in 0..per {
+                black_box(batch());
+            }
+            (clock() - s) * 1e9 / (64 * per) as f64
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    (t[t.len() / 2], t[t.len() * 99 / 100])
+}
+
+fn wall() -> f64 {
+    thread_local!(static START: Instant = Instant::now());
+    START.with(|s| s.elapsed().as_secs_f64())
+}
+
+fn select(c: &mut Criterion) {
+    if DemoConfig::select(16, 16).is_none() {
+        println!("select: no selector compiled in (tests/data/select_demo.rs); nothing to time");
+        return;
+    }
+    let mut g = c.benchmark_group("select");
+    g.bench_function("warm call", |b| {
+        let mut i = 0usize;
+        b.iter(|| {
+            i = (i + 1) % INPUTS.len();
+            let (m, n) = INPUTS[i];
+            DemoConfig::select(black_box(m), black_box(n))
+        })
+    });
+    g.finish();
+    // Percentiles and threads, printed beside criterion's lines.
+    let batches = if std::env::args().any(|a| a == "--bench") {
+        20_000
+    } else {
+        100
+    };
+    let (p50, p99) = per_call(batches, 1, wall);
+    let (c50, _) = per_call(batches / 16, 16, thread_cpu);
+    let threads: Vec<(f64, f64)> = std::thread::scope(|s| {
+        let h: Vec<_> = (0..16)
+            .map(|_| s.spawn(|| per_call(batches / 16, 16, thread_cpu)))
+            .collect();
+        h.into_iter().filter_map(|h| h.join().ok()).collect()
+    });
+    let mut t50: Vec<f64> = threads.iter().map(|t| t.0).collect();
+    t50.sort_by(f64::total_cmp);
+    let worst = t50.last().copied().unwrap_or(0.0);
+    println!(
+        "select: {p50:.2} ns median, {p99:.2} ns p99 per call (wall, batches of 64); CPU time per call {c50:.2} ns alone, {:.2} ns median / {worst:.2} ns worst of 16 threads at once ({:.2}x)",
+        t50[t50.len() / 2],
+        worst / c50.max(1e-9)
+    );
+}
+
+criterion_group!(benches, select);

@@ -1,0 +1,394 @@
+//! What the CPU and GPU runs share: the shapes, the verification of deployed cells, the
+//! tables and the deployed selector.
+
+use std::fmt::Write as _;
+use std::path::Path;
+use std::time::Instant;
+
+use rand::rngs::SmallRng;
+use rand::{Rng, SeedableRng};
+use tune::results::Named;
+use tune::select::{
+    evaluate, group_splits, needed, random_split, Classifier, Input, Matrix, Normalisation,
+    Selector, SetMethod, Split, Stats, TreeLimits,
+};
+use tune::{Error, Result, Value};
+
+/// The set sizes of the tables.
+pub const KS: [usize; 4] = [4, 6, 8, 15];
+
+/// What ships: PCA + k-means (standard) picks 8, tree B picks among them.
+pub const DEPLOY: (usize, SetMethod, TreeLimits) = (
+    8,
+    SetMethod::PcaKMeans(Normalisation::Standard),
+    TreeLimits::B,
+);
+
+/// One GEMM shape of the networks.
+#[derive(Clone, Debug, Default, PartialEq)]
+pub struct Shape {
+    /// Transposed A, transposed B (kept in the key; the kernels compute `A B`).
+    pub ta: bool,
+    /// See `ta`.
+    pub tb: bool,
+    /// Rows of C.
+    pub m: usize,
+    /// Columns of C.
+    pub n: usize,
+    /// The inner dimension.
+    pub k: usize,
+    /// Products in the batch.
+    pub batch: usize,
+    /// The networks it occurs in.
+    pub networks: Vec<String>,
+}
+
+impl Shape {
+    /// The features a selector reads.
+    pub const FEATURES: [&'static str; 6] = ["m", "n", "k", "batch", "ta", "tb"];
+
+    /// The input key.
+    pub fn key(&self) -> String {
+        format!(
+            "m={},n={},k={},batch={},ta={},tb={}",
+            self.m, self.n, self.k, self.batch, self.ta, self.tb
+        )
+    }
+
+    /// The features, in [`Shape::FEATURES`]' order.
+    pub fn features(&self) -> Vec<f64> {
+        [
+            self.m,
+            self.n,
+            self.k,
+            self.batch,
+            usize::from(self.ta),
+            usize::from(self.tb),
+        ]
+        .map(|x| x as f64)
+        .to_vec()
+    }
+
+    /// Floating-point operations of the batch.
+    pub fn flops(&self) -> f64 {
+        2.0 * (self.m * self.n * self.k * self.batch) as f64
+    }
+
+    /// Floats of the batch's A.
+    pub fn a_len(&self) -> usize {
+        self.batch * self.m * self.k
+    }
+    /// Floats of the batch's B.
+    pub fn b_len(&self) -> usize {
+        self.batch * self.k * self.n
+    }
+    /// Floats of the batch's C.
+    pub fn c_len(&self) -> usize {
+        self.batch * self.m * self.n
+    }
+}
+
+/// A list of shapes.
+#[derive(Clone, Debug, Default)]
+pub struct Shapes(pub Vec<Shape>);
+
+impl Shapes {
+    /// bench/select/gemm_shapes.csv (`$TUNE_GEMM_SHAPES` names another).
+    pub fn read() -> Result<Shapes> {
+        let path = std::env::var("TUNE_GEMM_SHAPES")
+            .unwrap_or_else(|_| "bench/select/gemm_shapes.csv".into());
+        let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
+            path: path.clone(),
+            source: e,
+        })?;
+        let mut out = Vec::new();
+        for line in text
+            .lines()
+            .filter(|l| !l.starts_with('#') && !l.starts_with("ta,"))
+        {
+            let f: Vec<&str> = line.split(',').map(str::trim).collect();
+            let num = |i: usize| f.get(i).and_then(|v| v.parse::<usize>().ok());
+            let (Some(ta), Some(tb), Some(m), Some(n), Some(k), Some(batch)) =
+                (num(0), num(1), num(2), num(3), num(4), num(5))
+            else {
+                return Err(Error::Format {
+                    path,
+                    reason: format!("`{line}` is not `ta,tb,m,n,k,batch,networks`"),
+                });
+            };
+            out.push(Shape {
+                ta: ta == 1,
+                tb: tb == 1,
+                m,
+                n,
+                k,
+                batch,
+                networks: f
+                    .get(6)
+                    .map_or(Vec::new(), |n| n.split('+').map(String::from).collect()),
+            });
+        }
+        Ok(Shapes(out))
+    }
+
+    /// One shape per product the kernels compute (transposes dropped, networks merged).
+    pub fn distinct_products(self) -> Shapes {
+        let mut out: Vec<Shape> = Vec::new();
+        for s in self.0 {
+            match out
+                .iter_mut()
+                .find(|o| (o.m, o.n, o.k, o.batch) == (s.m, s.n, s.k, s.batch))
+            {
+                Some(o) => {
+                    for n in s.networks {
+                        if !o.networks.contains(&n) {
+                            o.networks.push(n);
+                        }
+                    }
+                }
+                None => out.push(Shape {
+                    ta: false,
+                    tb: false,
+                    ..s
+                }),
+            }
+        }
+        Shapes(out)
+    }
+
+    /// The shapes of at most `flops`.
+    pub fn at_most(self, flops: f64) -> Shapes {
+        Shapes(self.0.into_iter().filter(|s| s.flops() <= flops).collect())
+    }
+
+    /// The inputs of a matrix.
+    pub fn inputs(&self) -> Vec<Input> {
+        self.0
+            .iter()
+            .map(|s| Input {
+                key: s.key(),
+                features: s.features(),
+                groups: s.networks.clone(),
+            })
+            .collect()
+    }
+
+    /// The largest A, B and C in floats.
+    pub fn buffers(&self) -> (usize, usize, usize) {
+        let max = |f: fn(&Shape) -> usize| self.0.iter().map(f).max().unwrap_or(1);
+        (max(Shape::a_len), max(Shape::b_len), max(Shape::c_len))
+    }
+}
+
+/// The CPU's model name and threads.
+pub fn cpu_name() -> String {
+    let threads = std::thread::available_parallelism().map_or(1, |n| n.get());
+    let model = std::fs::read_to_string("/proc/cpuinfo")
+        .ok()
+        .and_then(|s| {
+            s.lines()
+                .find(|l| l.starts_with("model name"))
+                .and_then(|l| l.split_once(':'))
+                .map(|(_, m)| m.trim().to_string())
+        })
+        .unwrap_or_else(|| std::env::consts::ARCH.to_string());
+    format!("{model} ({threads} threads)")
+}
+
+/// Seeded random floats in [-1, 1).
+pub fn random(len: usize, seed: u64) -> Vec<f32> {
+    let mut rng = SmallRng::seed_from_u64(seed);
+    (0..len).map(|_| rng.random_range(-1.0..1.0)).collect()
+}
+
+/// Seconds of `f`: an untimed call, then the median of 3.
+pub fn time_cpu(mut f: impl FnMut()) -> f64 {
+    f();
+    let mut t: Vec<f64> = (0..3)
+        .map(|_| {
+            let s = Instant::now();
+            f();
+            s.elapsed().as_secs_f64().max(1e-9)
+        })
+        .collect();
+    t.sort_by(f64::total_cmp);
+    t[1]
+}
+
+/// The splits of the tables: random 70/30 and one per network.
+pub fn splits(m: &Matrix) -> Vec<Split> {
+    let mut s = vec![random_split(m, 0.7, 1)];
+    s.extend(group_splits(m));
+    s
+}
+
+fn methods() -> Vec<SetMethod> {
+    let mut v = SetMethod::MAIN.to_vec();
+    for n in [
+        Normalisation::RawCutoff,
+        Normalisation::StandardCutoff,
+        Normalisation::Sigmoid,
+    ] {
+        v.push(SetMethod::KMeans(n));
+        v.push(SetMethod::PcaKMeans(n));
+    }
+    v
+}
+
+/// Measures the cells that the tables and the deployed selector read and the matrix lacks
+/// (each deployed configuration on each test shape). Returns how many it measured.
+pub fn verify(
+    m: &mut Matrix,
+    mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
+) -> Result<usize> {
+    let mut cells = needed(m, &splits(m), &methods(), &KS)?;
+    // The deployed selector on every shape.
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    let chosen = Selector::fit(m, &all, DEPLOY.0, DEPLOY.1, DEPLOY.2)?;
+    for (i, input) in m.inputs().iter().enumerate() {
+        if let Some(c) = chosen
+            .choose(&input.features)
+            .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
+        {
+            if m.get(i, c).is_none() && !cells.contains(&(i, c)) {
+                cells.push((i, c));
+            }
+        }
+    }
+    let mut done = 0;
+    for (i, c) in cells {
+        let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
+        if let Some(v) = measure(&input, &config) {
+            m.set(i, c, v)?;
+            done += 1;
+        }
+    }
+    Ok(done)
+}
+
+/// The selector that ships: [`DEPLOY`] on every shape.
+pub fn deploy(m: &Matrix) -> Result<Selector> {
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    Selector::fit(m, &all, DEPLOY.0, DEPLOY.1, DEPLOY.2)
+}
+
+/// The report: how the matrix was measured, the tables of every split, the deployed
+/// selector against the vendor library (seconds per shape key) where given.
+pub fn analyse(
+    m: &Matrix,
+    stats: &Stats,
+    verified: usize,
+    vendor: Option<(&str, &[(String, f64)])>,
+) -> Result<String> {
+    let mut out = format!(
+        "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising) of a {}-cell grid of candidates ({:.1}%), {} measurements failed or were skipped; {} more cells measure the deployed configurations on the test shapes. {} cells in all.\n\n",
+        m.tunable,
+        m.device,
+        m.inputs().len(),
+        m.configs().len(),
+        stats.searched,
+        stats.anchored,
+        stats.promising,
+        stats.grid,
+        100.0 * stats.fraction(),
+        stats.failed,
+        verified,
+        m.measured()
+    );
+    let classifiers = Classifier::ALL;
+    for split in splits(m) {
+        if split.train.is_empty() || split.test.is_empty() {
+            continue;
+        }
+        let r = evaluate(m, m, &split, &SetMethod::MAIN, &classifiers, &KS)?;
+        let _ = writeln!(out, "## {}\n\n{}", split.name, r.markdown());
+        let norms: Vec<SetMethod> = methods().into_iter().skip(4).collect();
+        let r = evaluate(
+            m,
+            m,
+            &split,
+            &norms,
+            &[Classifier::Tree(TreeLimits::B)],
+            &KS,
+        )?;
+        let _ = writeln!(out, "Normalisations ({}):\n\n{}", split.name, r.markdown());
+    }
+    let s = deploy(m)?;
+    let _ = writeln!(
+        out,
+        "## Deployed\n\n{} configurations by {}, tree B (depth {}, {} leaves), trained on all {} shapes:\n",
+        s.configs.len(),
+        s.method.name(),
+        s.tree.shape().0,
+        s.tree.shape().1,
+        m.inputs().len()
+    );
+    for c in &s.configs {
+        let _ = writeln!(out, "- `{c}`");
+    }
+    if let Some((name, times)) = vendor {
+        let mut logs = Vec::new();
+        let mut best_logs = Vec::new();
+        for (i, input) in m.inputs().iter().enumerate() {
+            let Some(&(_, t)) = times.iter().find(|(k, _)| *k == input.key) else {
+                continue;
+            };
+            let ours = s
+                .choose(&input.features)
+                .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
+                .and_then(|c| m.get(i, c));
+            if let (Some(ours), Some((_, best))) = (ours, m.best(i)) {
+                logs.push((t / ours).ln());
+                best_logs.push((t / best).ln());
+            }
+        }
+        let g = |v: &[f64]| (v.iter().sum::<f64>() / v.len().max(1) as f64).exp();
+        let _ = writeln!(
+            out,
+            "\nAgainst {name} on {} shapes (geometric mean of {name}'s time / ours; above 1: faster than {name}): the deployed set {:.3}, the per-shape best measured {:.3}.",
+            logs.len(),
+            g(&logs),
+            g(&best_logs)
+        );
+    }
+    Ok(out)
+}
+
+/// `analyse OUT_DIR`: the tables again from the matrix (and `vendor.json`) a run wrote.
+pub fn analyse_dir(dir: &Path) -> Result<()> {
+    let read = |p: &Path| {
+        std::fs::read_to_string(p).map_err(|e| Error::Io {
+            path: p.display().to_string(),
+            source: e,
+        })
+    };
+    let run: RunFile =
+        serde_json::from_str(&read(&dir.join("run.json"))?).map_err(|e| Error::Format {
+            path: dir.join("run.json").display().to_string(),
+            reason: e.to_string(),
+        })?;
+    let vendor = run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice()));
+    let report = analyse(&run.matrix, &run.stats, run.verified, vendor)?;
+    println!("{report}");
+    Ok(())
+}
+
+/// Everything a run measured, for `analyse`.
+#[derive(serde::Serialize, serde::Deserialize)]
+pub struct RunFile {
+    /// The matrix.
+    pub matrix: Matrix,
+    /// How it was measured.
+    pub stats: Stats,
+    /// Cells measured for the tables.
+    pub verified: usize,
+    /// The vendor library's name and seconds per shape key.
+    pub vendor: Option<(String, Vec<(String, f64)>)>,
+}
+
+/// Writes `run.json` and `REPORT.md` into `dir`.
+pub fn write_run(dir: &Path, run: &RunFile, report: &str) -> Result<()> {
+    let text = serde_json::to_string(run).map_err(|e| Error::Select(e.to_string()))?;
+    tune::results::write_atomic(&dir.join("run.json"), text.as_bytes())?;
+    tune::results::write_atomic(&dir.join("REPORT.md"), report.as_bytes())
+}

@@ -1,0 +1,467 @@
+//! Selecting one of the deployed configurations for an input at run time (Lawson,
+//! section 5): a decision tree over the input features (CART, with depth and leaf-size
+//! limits; see [`train_tree`] for why not linfa's), 1-nearest-neighbour on the sizes, and
+//! the nearest recorded input of `Database::choose` restricted to the set.
+//!
+//! Trees are trained on `log2(1 + x)` of each feature, so that a split falls halfway
+//! between two sizes on a log scale (sizes scale multiplicatively), and are kept with
+//! thresholds in the features' own units, ready to compile to nested comparisons
+//! ([`super::codegen`]).
+
+use serde::{Deserialize, Serialize};
+
+use super::matrix::{best_in, Matrix};
+use crate::results::database::key_distance;
+use crate::{Error, Result};
+
+/// A decision tree over input features, leaves naming a position in the deployed set.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Node {
+    /// Run the set's configuration at this position.
+    Leaf {
+        /// Position in the set.
+        choice: usize,
+    },
+    /// Go `below` when `features[feature] <= threshold`, else `above`.
+    Split {
+        /// The feature's index.
+        feature: usize,
+        /// The threshold, in the feature's units.
+        threshold: f64,
+        /// Where inputs at or below the threshold go.
+        below: Box<Node>,
+        /// Where the others go.
+        above: Box<Node>,
+    },
+}
+
+impl Node {
+    /// The set position for an input with these features.
+    pub fn choose(&self, features: &[f64]) -> usize {
+        let mut node = self;
+        loop {
+            match node {
+                Node::Leaf { choice } => return *choice,
+                Node::Split {
+                    feature,
+                    threshold,
+                    below,
+                    above,
+                } => {
+                    let x = features.get(*feature).copied().unwrap_or(0.0);
+                    node = if x <= *threshold { below } else { above };
+                }
+            }
+        }
+    }
+
+    /// Its depth (a leaf alone is 0) and number of leaves.
+    pub fn shape(&self) -> (usize, usize) {
+        match self {
+            Node::Leaf { .. } => (0, 1),
+            Node::Split { below, above, .. } => {
+                let (db, lb) = below.shape();
+                let (da, la) = above.shape();
+                (1 + db.max(da), lb + la)
+            }
+        }
+    }
+}
+
+/// Limits of a decision tree.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+pub struct TreeLimits {
+    /// The deepest a leaf may be (`None`: no limit).
+    pub max_depth: Option<usize>,
+    /// The fewest training inputs a leaf holds.
+    pub min_leaf: usize,
+}
+
+impl TreeLimits {
+    /// The paper's tree A: no depth limit, leaves of one input.
+    pub const A: TreeLimits = TreeLimits {
+        max_depth: None,
+        min_leaf: 1,
+    };
+    /// The paper's tree B: depth 6, at least 3 inputs per leaf.
+    pub const B: TreeLimits = TreeLimits {
+        max_depth: Some(6),
+        min_leaf: 3,
+    };
+    /// The paper's tree C: depth 3, at least 4 inputs per leaf.
+    pub const C: TreeLimits = TreeLimits {
+        max_depth: Some(3),
+        min_leaf: 4,
+    };
+}
+
+/// How an input is mapped to a configuration of the set.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Classifier {
+    /// A decision tree over the features.
+    Tree(TreeLimits),
+    /// The label of the nearest training input, on standardised `log2(1 + x)` features.
+    NearestNeighbour,
+    /// The label of the nearest training input by the input key's distance
+    /// ([`key_distance`]: what `Database::choose` falls back to), restricted to the set.
+    NearestInput,
+}
+
+impl Classifier {
+    /// A name for tables.
+    pub fn name(&self) -> String {
+        match *self {
+            Classifier::Tree(TreeLimits::A) => "tree A".into(),
+            Classifier::Tree(TreeLimits::B) => "tree B".into(),
+            Classifier::Tree(TreeLimits::C) => "tree C".into(),
+            Classifier::Tree(l) => format!(
+                "tree (depth {}, leaf {})",
+                l.max_depth.map_or("any".into(), |d| d.to_string()),
+                l.min_leaf
+            ),
+            Classifier::NearestNeighbour => "1-NN".into(),
+            Classifier::NearestInput => "nearest input".into(),
+        }
+    }
+
+    /// The classifiers of the tables.
+    pub const ALL: [Classifier; 5] = [
+        Classifier::Tree(TreeLimits::A),
+        Classifier::Tree(TreeLimits::B),
+        Classifier::Tree(TreeLimits::C),
+        Classifier::NearestNeighbour,
+        Classifier::NearestInput,
+    ];
+}
+
+/// `log2(1 + x)`, the scale trees and 1-NN see features on (0 and 1 flags stay 0 and 1).
+fn scaled(x: f64) -> f64 {
+    (1.0 + x.max(0.0)).log2()
+}
+
+/// The training inputs that some configuration of `set` was measured on, with the set
+/// position of their best.
+fn labelled(m: &Matrix, train: &[usize], set: &[usize]) -> Vec<(usize, usize)> {
+    train
+        .iter()
+        .filter_map(|&i| {
+            let best = best_in(m, i, set)?;
+            set.iter().position(|&c| c == best).map(|p| (i, p))
+        })
+        .collect()
+}
+
+/// Trains a decision tree that maps the features of the training inputs to the set
+/// position of their best configuration: CART with Gini impurity, splits halfway between
+/// neighbouring values (on the `log2(1 + x)` scale), leaves of at least `min_leaf` inputs,
+/// ties to the lower set position.
+///
+/// Written here rather than taken from linfa-trees (0.8.1): in a subtree, linfa passes
+/// over a split whenever the next value in the whole data set's order, which may belong to
+/// an input outside the subtree, equals the current one, so on sizes that repeat across
+/// inputs (GEMM shapes do) an unlimited tree leaves training inputs misclassified that one
+/// split separates (`tests/select_dispatch.rs` failed with it).
+///
+/// # Errors
+/// [`Error::Select`] when no training input has a measured configuration of the set.
+pub fn train_tree(m: &Matrix, train: &[usize], set: &[usize], limits: TreeLimits) -> Result<Node> {
+    let data = labelled(m, train, set);
+    if data.is_empty() {
+        return Err(Error::Select(
+            "no training input has a measured configuration of the set".into(),
+        ));
+    }
+    let samples: Vec<(Vec<f64>, usize)> = data
+        .iter()
+        .map(|&(i, l)| {
+            (
+                m.inputs()[i].features.iter().map(|&x| scaled(x)).collect(),
+                l,
+            )
+        })
+        .collect();
+    let grower = Grower {
+        samples: &samples,
+        classes: set.len(),
+        limits,
+    };
+    Ok(grower.grow((0..samples.len()).collect(), 0))
+}
+
+struct Grower<'a> {
+    samples: &'a [(Vec<f64>, usize)],
+    classes: usize,
+    limits: TreeLimits,
+}
+
+/// Gini impurity of class counts, times their total.
+fn gini(counts: &[usize], total: usize) -> f64 {
+    if total == 0 {
+        return 0.0;
+    }
+    let t = total as f64;
+    t - counts.iter().map(|&c| (c as f64) * (c as f64)).sum::<f64>() / t
+}
+
+impl Grower<'_> {
+    fn grow(&self, idx: Vec<usize>, depth: usize) -> Node {
+        let mut counts = vec![0usize; self.classes];
+        for &i in &idx {
+            counts[self.samples[i].1] += 1;
+        }
+        // The most frequent label; ties to the lower position.
+        let majority = (0..self.classes)
+            .max_by(|&a, &b| counts[a].cmp(&counts[b]).then(b.cmp(&a)))
+            .unwrap_or(0);
+        let leaf = Node::Leaf { choice: majority };
+        let min_leaf = self.limits.min_leaf.max(1);
+        if counts[majority] == idx.len()
+            || self.limits.max_depth.is_some_and(|d| depth >= d)
+            || idx.len() < 2 * min_leaf
+        {
+            return leaf;
+        }
+        let parent = gini(&counts, idx.len());
+        let mut best: Option<(f64, usize, f64)> = None;
+        let features = self.samples[idx[0]].0.len();
+        for f in 0..features {
+            let mut order = idx.clone();
+            order.sort_by(|&a, &b| self.samples[a].0[f].total_cmp(&self.samples[b].0[f]));
+            let mut left = vec![0usize; self.classes];
+            let mut right = counts.clone();
+            for (n, pair) in order.windows(2).enumerate() {
+                let label = self.samples[pair[0]].1;
+                left[label] += 1;
+                right[label] -= 1;
+                let (x, y) = (self.samples[pair[0]].0[f], self.samples[pair[1]].0[f]);
+                let (nl, nr) = (n + 1, idx.len() - n - 1);
+                if x == y || nl < min_leaf || nr < min_leaf {
+                    continue;
+                }
+                let impurity = gini(&left, nl) + gini(&right, nr);
+                if best.is_none_or(|(b, _, _)| impurity < b - 1e-12) {
+                    best = Some((impurity, f, (x + y) / 2.0));
+                }
+            }
+        }
+        let Some((impurity, feature, t)) = best.filter(|(imp, _, _)| *imp < parent - 1e-12) else {
+            return leaf;
+        };
+        let _ = impurity;
+        let (below, above): (Vec<usize>, Vec<usize>) = idx
+            .into_iter()
+            .partition(|&i| self.samples[i].0[feature] <= t);
+        let (below, above) = (self.grow(below, depth + 1), self.grow(above, depth + 1));
+        if let (Node::Leaf { choice: a }, Node::Leaf { choice: b }) = (&below, &above) {
+            if a == b {
+                return below;
+            }
+        }
+        Node::Split {
+            feature,
+            // Back in the feature's units: `log2(1 + x) <= t` is `x <= 2^t - 1`.
+            threshold: t.exp2() - 1.0,
+            below: Box::new(below),
+            above: Box::new(above),
+        }
+    }
+}
+
+/// A trained classifier, ready to choose set positions for inputs of `m`.
+pub enum Trained<'a> {
+    /// A decision tree.
+    Tree(Node),
+    /// Training inputs with their labels, and the features' mean and spread.
+    Neighbours {
+        /// The matrix.
+        m: &'a Matrix,
+        /// (input, label).
+        data: Vec<(usize, usize)>,
+        /// Per feature: mean and standard deviation of the scaled values.
+        scale: Vec<(f64, f64)>,
+    },
+    /// Training inputs with their labels, compared by input key.
+    Keys {
+        /// The matrix.
+        m: &'a Matrix,
+        /// (input, label).
+        data: Vec<(usize, usize)>,
+    },
+}
+
+impl Trained<'_> {
+    /// The set position chosen for an input of the matrix.
+    pub fn choose(&self, features: &[f64], key: &str) -> Option<usize> {
+        match self {
+            Trained::Tree(t) => Some(t.choose(features)),
+            Trained::Neighbours { m, data, scale } => {
+                let z = |f: &[f64]| -> Vec<f64> {
+                    f.iter()
+                        .zip(scale)
+                        .map(|(&x, &(mu, sd))| (scaled(x) - mu) / sd)
+                        .collect()
+                };
+                let q = z(features);
+                data.iter()
+                    .map(|&(i, l)| {
+                        let p = z(&m.inputs()[i].features);
+                        let d: f64 = p.iter().zip(&q).map(|(a, b)| (a - b) * (a - b)).sum();
+                        (d, l)
+                    })
+                    .min_by(|a, b| a.0.total_cmp(&b.0))
+                    .map(|(_, l)| l)
+            }
+            Trained::Keys { m, data } => data
+                .iter()
+                .filter_map(|&(i, l)| key_distance(key, &m.inputs()[i].key).map(|d| (d, l)))
+                .min_by(|a, b| a.0.total_cmp(&b.0))
+                .map(|(_, l)| l),
+        }
+    }
+}
+
+/// Trains `classifier` on the training inputs of `m` for the deployed `set`.
+///
+/// # Errors
+/// As [`train_tree`].
+pub fn train<'a>(
+    m: &'a Matrix,
+    train: &[usize],
+    set: &[usize],
+    classifier: Classifier,
+) -> Result<Trained<'a>> {
+    Ok(match classifier {
+        Classifier::Tree(limits) => Trained::Tree(train_tree(m, train, set, limits)?),
+        Classifier::NearestNeighbour => {
+            let data = labelled(m, train, set);
+            let scale = (0..m.features.len())
+                .map(|f| {
+                    let v: Vec<f64> = data
+                        .iter()
+                        .map(|&(i, _)| scaled(m.inputs()[i].features[f]))
+                        .collect();
+                    let n = v.len().max(1) as f64;
+                    let mu = v.iter().sum::<f64>() / n;
+                    let var = v.iter().map(|x| (x - mu) * (x - mu)).sum::<f64>() / n;
+                    // A constant feature adds nothing to any distance.
+                    (mu, if var > 0.0 { var.sqrt() } else { f64::INFINITY })
+                })
+                .collect();
+            Trained::Neighbours { m, data, scale }
+        }
+        Classifier::NearestInput => Trained::Keys {
+            m,
+            data: labelled(m, train, set),
+        },
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::*;
+    use crate::param::Value;
+    use crate::results::Named;
+    use crate::select::matrix::Input;
+
+    /// Configuration 0 is best below n = 100, 1 from there to 10,000, 2 above.
+    fn bands() -> Matrix {
+        let mut m = Matrix::new("t", "d", vec!["n".into(), "b".into()]);
+        for c in 0..3 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for e in 0..40 {
+            let n = (2f64.powf(f64::from(e) * 0.5)).round();
+            let i = m.add_input(Input {
+                key: format!("n={n},b=1"),
+                features: vec![n, 1.0],
+                groups: vec![],
+            });
+            let best = if n < 100.0 {
+                0
+            } else if n < 10_000.0 {
+                1
+            } else {
+                2
+            };
+            for c in 0..3 {
+                m.set(i, c, if c == best { 1.0 } else { 2.0 }).unwrap();
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn trees_split_on_sizes_and_extrapolate() {
+        let m = bands();
+        let all: Vec<usize> = (0..40).collect();
+        for limits in [TreeLimits::A, TreeLimits::B, TreeLimits::C] {
+            let t = train_tree(&m, &all, &[0, 1, 2], limits).unwrap();
+            assert_eq!(t.shape(), (2, 3), "{t:?}");
+            assert_eq!(t.choose(&[50.0, 1.0]), 0);
+            assert_eq!(t.choose(&[5000.0, 1.0]), 1);
+            // Far outside the training range: still a configuration of the set.
+            assert_eq!(t.choose(&[1e12, 1.0]), 2);
+            assert_eq!(t.choose(&[0.0, 0.0]), 0);
+        }
+        // Set positions, not configuration indices.
+        let t = train_tree(&m, &all, &[2, 0], TreeLimits::B).unwrap();
+        assert_eq!(t.choose(&[1e9, 1.0]), 0);
+        assert_eq!(t.choose(&[3.0, 1.0]), 1);
+    }
+
+    #[test]
+    fn neighbours_and_keys_agree_on_clear_cases() {
+        let m = bands();
+        let even: Vec<usize> = (0..40).step_by(2).collect();
+        for c in [Classifier::NearestNeighbour, Classifier::NearestInput] {
+            let t = train(&m, &even, &[0, 1, 2], c).unwrap();
+            assert_eq!(t.choose(&[20.0, 1.0], "n=20,b=1"), Some(0), "{c:?}");
+            assert_eq!(t.choose(&[1e6, 1.0], "n=1000000,b=1"), Some(2), "{c:?}");
+        }
+    }
+
+    /// Was (linfa-trees 0.8.1): on a grid of sizes, whose values repeat across inputs, the
+    /// unlimited tree left `m=16, n=8192` with the label of the other `m=16` inputs.
+    #[test]
+    fn unlimited_trees_fit_grids_of_repeated_sizes() {
+        let mut m = Matrix::new("t", "d", vec!["m".into(), "n".into()]);
+        for c in 0..2 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        let sizes = [16.0, 128.0, 1024.0, 8192.0];
+        for &a in &sizes {
+            for &b in &sizes {
+                let i = m.add_input(Input {
+                    key: format!("m={a},n={b}"),
+                    features: vec![a, b],
+                    groups: vec![],
+                });
+                let best = usize::from(a * b > 100_000.0);
+                for c in 0..2 {
+                    m.set(i, c, if c == best { 1.0 } else { 2.0 }).unwrap();
+                }
+            }
+        }
+        let all: Vec<usize> = (0..16).collect();
+        let t = train_tree(&m, &all, &[0, 1], TreeLimits::A).unwrap();
+        for (i, input) in m.inputs().iter().enumerate() {
+            assert_eq!(
+                Some(t.choose(&input.features)),
+                m.best(i).map(|b| b.0),
+                "{}",
+                input.key
+            );
+        }
+    }
+
+    #[test]
+    fn one_label_is_one_leaf() {
+        let m = bands();
+        let t = train_tree(&m, &[0, 1, 2], &[0, 1], TreeLimits::A).unwrap();
+        assert_eq!(t, Node::Leaf { choice: 0 });
+        assert!(train_tree(&m, &[], &[0], TreeLimits::A).is_err());
+    }
+}

@@ -1,0 +1,52 @@
+//! One library, every input size (Lawson's SYCL-DNN study): tune a kernel over many
+//! inputs, choose a few configurations that together cover them, and ship a decision tree
+//! that picks one per call (feature `select`).
+//!
+//! - [`cross`]: tuning over many inputs: a search per input, then a cross-evaluation of
+//!   strong candidates on other inputs, a fraction of the full grid, into a [`Matrix`]
+//!   (kept in the tuning database: `Database::record_matrix`).
+//! - [`set`]: choosing k configurations from the matrix: Top-N, k-means and PCA + k-means
+//!   on normalised performance (linfa), greedy max-coverage.
+//! - [`classify`]: picking one of them per input: decision trees (linfa), 1-nearest
+//!   neighbour, the nearest recorded input.
+//! - [`deploy`]: the [`Selector`] that ships, and its Rust source for
+//!   `#[tunable(select = "..")]`.
+//! - [`report`]: splits of the inputs and the tables (every method x classifier x k).
+//!
+//! ```
+//! # fn main() -> tune_runtime::Result<()> {
+//! use tune_runtime::param::Value;
+//! use tune_runtime::results::Named;
+//! use tune_runtime::select::{Input, Matrix, Selector, SetMethod, TreeLimits};
+//!
+//! // Two configurations: `TILE=8` is best for small `n`, `TILE=64` for large.
+//! let mut m = Matrix::new("gemm", "gpu", vec!["n".into()]);
+//! let small = m.add_config(Named(vec![("TILE".into(), Value::Int(8))]));
+//! let large = m.add_config(Named(vec![("TILE".into(), Value::Int(64))]));
+//! for n in [16, 32, 64, 4096, 8192, 16384] {
+//!     let i = m.add_input(Input { key: format!("n={n}"), features: vec![n as f64], groups: vec![] });
+//!     m.set(i, small, if n < 1000 { 1.0 } else { 3.0 })?;
+//!     m.set(i, large, if n < 1000 { 2.0 } else { 1.0 })?;
+//! }
+//! let train: Vec<usize> = (0..6).collect();
+//! let s = Selector::fit(&m, &train, 2, SetMethod::Greedy, TreeLimits::A)?;
+//! assert_eq!(s.choose(&[100.0]).unwrap().get("TILE"), Some(&Value::Int(8)));
+//! assert_eq!(s.choose(&[1e9]).unwrap().get("TILE"), Some(&Value::Int(64)));
+//! assert!(s.rust("fingerprint")?.contains("if n <= "));
+//! # Ok(()) }
+//! ```
+
+pub mod classify;
+pub mod cross;
+pub mod deploy;
+pub mod features;
+pub mod matrix;
+pub mod report;
+pub mod set;
+
+pub use classify::{Classifier, Node, TreeLimits};
+pub use cross::{measured, tune_inputs, Plan, Stats};
+pub use deploy::Selector;
+pub use matrix::{Input, Matrix, Normalisation, Score};
+pub use report::{evaluate, group_splits, needed, random_split, Report, Split};
+pub use set::SetMethod;
