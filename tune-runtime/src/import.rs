@@ -189,6 +189,7 @@ impl Common {
             timestamp,
             stopped_early: false,
             remeasured: None,
+            measured_on: None,
         }
     }
 }

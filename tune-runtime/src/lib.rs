@@ -23,6 +23,7 @@ pub mod param;
 #[cfg_attr(docsrs, doc(cfg(feature = "plot")))]
 pub mod plot;
 pub mod results;
+pub mod scale;
 pub mod score;
 pub mod search;
 pub mod simulate;

@@ -29,7 +29,8 @@
 //! closures) are recorded against their configuration and the search goes on.
 //! [`Tuner::run`] fails only when no configuration was valid, or on I/O errors.
 //!
-//! The files: `run` (the search loop), `pool` (preparation ahead on CPU threads), `state`
+//! The files: `run` (the search loop), `spread` (the search loop on several devices at
+//! once, [`crate::scale`]), `pool` (preparation ahead on CPU threads), `state`
 //! (what a run has seen), `finish` (re-measuring the finalists, the database), `result`
 //! ([`TuningResult`], [`Best`]) and `bar` (the progress bar).
 
@@ -50,10 +51,13 @@ mod finish;
 mod pool;
 mod result;
 mod run;
+mod spread;
 mod state;
 pub mod testing;
 
+pub(crate) use pool::prepare as prepare_guarded;
 pub use result::{Best, TuningResult};
+pub(crate) use run::measure as measure_checked;
 
 /// The most configurations asked for at once by default: more threads than this prepare
 /// in parallel only when asked, so that techniques hear back often.
