@@ -181,63 +181,65 @@ impl<E> Devices<E> {
     }
 }
 
-impl<E: Evaluator> Devices<E> {
-    /// Serves one device: a thread prepares the jobs that arrive on `jobs`, up to `ahead`
-    /// of the one this thread measures.
-    fn serve_one(
-        &self,
-        k: usize,
-        space: &Space,
-        jobs: Receiver<Job>,
-        events: Sender<Event<E::Cost>>,
-        stop: &AtomicBool,
-    ) {
-        let ev = &self.units[k].evaluator;
-        let measure = |job: Job, (prepared, prep): (Result<E::Prepared, Failure>, Duration)| {
-            let outcome = prepared.and_then(|p| measure_checked(ev, space, &job.config, p));
-            let done = Done {
-                id: job.id,
-                unit: k,
-                prep,
-                outcome,
-            };
-            events.send(Event::Done(done)).is_ok()
+/// Serves one device, `unit`, with `ev`: the jobs that arrive on `jobs` are prepared up
+/// to `ahead` before the one being measured (on a thread of their own), then measured in
+/// order; what became of each goes to `events`.
+pub(crate) fn serve_unit<E: Evaluator>(
+    ev: &E,
+    unit: usize,
+    ahead: usize,
+    space: &Space,
+    jobs: Receiver<Job>,
+    events: Sender<Event<E::Cost>>,
+    stop: &AtomicBool,
+) {
+    let measure = |job: Job, (prepared, prep): (Result<E::Prepared, Failure>, Duration)| {
+        if events.send(Event::Started { unit, id: job.id }).is_err() {
+            return false;
+        }
+        let outcome = prepared.and_then(|p| measure_checked(ev, space, &job.config, p));
+        let done = Done {
+            id: job.id,
+            unit,
+            prep,
+            outcome,
         };
-        if self.ahead == 0 {
+        events.send(Event::Done(done)).is_ok()
+    };
+    if ahead == 0 {
+        for job in jobs {
+            if stop.load(Ordering::Relaxed) {
+                continue;
+            }
+            let prepared = prepare_guarded(ev, space, &job.config);
+            if !measure(job, prepared) {
+                return;
+            }
+        }
+        return;
+    }
+    std::thread::scope(|s| {
+        let (ready_tx, ready) = mpsc::sync_channel(ahead - 1);
+        s.spawn(move || {
             for job in jobs {
                 if stop.load(Ordering::Relaxed) {
                     continue;
                 }
                 let prepared = prepare_guarded(ev, space, &job.config);
-                if !measure(job, prepared) {
-                    return;
-                }
-            }
-            return;
-        }
-        std::thread::scope(|s| {
-            let (ready_tx, ready) = mpsc::sync_channel(self.ahead.saturating_sub(1));
-            s.spawn(move || {
-                for job in jobs {
-                    if stop.load(Ordering::Relaxed) {
-                        continue;
-                    }
-                    let prepared = prepare_guarded(ev, space, &job.config);
-                    if ready_tx.send((job, prepared)).is_err() {
-                        return;
-                    }
-                }
-            });
-            for (job, prepared) in ready {
-                if stop.load(Ordering::Relaxed) {
-                    continue;
-                }
-                if !measure(job, prepared) {
+                if ready_tx.send((job, prepared)).is_err() {
                     return;
                 }
             }
         });
-    }
+        for (job, prepared) in ready {
+            if stop.load(Ordering::Relaxed) {
+                continue;
+            }
+            if !measure(job, prepared) {
+                return;
+            }
+        }
+    });
 }
 
 impl<E: Evaluator> Spread<E::Cost> for Devices<E> {
@@ -263,7 +265,8 @@ impl<E: Evaluator> Spread<E::Cost> for Devices<E> {
         std::thread::scope(|s| {
             for (k, rx) in jobs.into_iter().enumerate().take(self.units.len()) {
                 let events = events.clone();
-                s.spawn(move || self.serve_one(k, space, rx, events, stop));
+                let ev = &self.units[k].evaluator;
+                s.spawn(move || serve_unit(ev, k, self.ahead, space, rx, events, stop));
             }
         });
     }

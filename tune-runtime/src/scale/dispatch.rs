@@ -116,7 +116,9 @@ impl<'a, C: Send + 'a> Dispatch<'a, C> {
         Dispatch {
             spread,
             space,
-            depth: spread.depth().max(1),
+            // In simulation a job's recorded time includes its compilation: nothing to
+            // prepare ahead, so a device holds the one it measures.
+            depth: if simulated { 1 } else { spread.depth().max(1) },
             max_strikes: spread.max_strikes().max(1),
             units,
             pending: HashMap::new(),
@@ -253,6 +255,7 @@ impl<'a, C: Send + 'a> Dispatch<'a, C> {
                         return Some(c);
                     }
                 }
+                Event::Started { .. } => {}
                 Event::Gone {
                     unit,
                     why,

@@ -51,6 +51,9 @@
 
 mod devices;
 mod dispatch;
+#[cfg(feature = "mpi")]
+#[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
+pub mod mpi;
 mod spread;
 
 pub use devices::{Devices, Dropped};

@@ -42,6 +42,13 @@ pub struct Done<C> {
 /// What a set of devices reports while it serves jobs.
 #[derive(Debug)]
 pub enum Event<C> {
+    /// A device began to measure a job (it was prepared).
+    Started {
+        /// The device.
+        unit: usize,
+        /// The job's id.
+        id: u64,
+    },
     /// A job was measured.
     Done(Done<C>),
     /// A device is gone (an MPI rank stopped answering): the jobs it held are handed to the

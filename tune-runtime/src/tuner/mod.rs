@@ -292,6 +292,42 @@ impl<E: Evaluator> Tuner<E> {
     pub fn run_test(self) -> Result<TuningResult<E::Cost>> {
         testing::tune_test(self)
     }
+
+    /// The space and the evaluator, for the MPI ranks that measure for rank 0
+    /// ([`crate::scale::mpi`]).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn parts(&self) -> (&Space, &E) {
+        (&self.space, &self.evaluator)
+    }
+
+    /// The same run with its evaluator wrapped (rank 0 under MPI adds the other ranks'
+    /// devices to its own).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn map_evaluator<F: Evaluator<Cost = E::Cost>>(
+        self,
+        wrap: impl FnOnce(E) -> F,
+    ) -> Tuner<F> {
+        Tuner {
+            space: self.space,
+            evaluator: wrap(self.evaluator),
+            technique: self.technique,
+            start: self.start,
+            abort: self.abort,
+            seed: self.seed,
+            batch: self.batch,
+            threads: self.threads,
+            log: self.log,
+            resume: self.resume,
+            progress: self.progress,
+            name: self.name,
+            input_key: self.input_key,
+            database: self.database,
+            policy: self.policy,
+            remeasure: self.remeasure,
+            baselines: self.baselines,
+            fingerprint: self.fingerprint,
+        }
+    }
 }
 
 #[cfg(test)]
