@@ -37,7 +37,9 @@
 //!
 //! The kernel devices of a machine, one isolated worker process each (so that a device
 //! that crashes or hangs takes down only its worker, which is replaced), are chosen with
-//! [`pick`]: by a list, or every device of a model.
+//! [`pick`] ([`pick::cuda`], [`pick::opencl`]): by a list, or every device of a model
+//! ([`Pick`]); [`Devices::kernels`] gives each a
+//! [`KernelEvaluator`](crate::backend::KernelEvaluator) of the same kernel spec.
 //!
 //! A failure that a device may cause rather than the configuration (a launch error, an
 //! error of the evaluator) is measured again on another device; a device whose failures
@@ -54,10 +56,15 @@ mod dispatch;
 #[cfg(feature = "mpi")]
 #[cfg_attr(docsrs, doc(cfg(feature = "mpi")))]
 pub mod mpi;
+#[cfg(unix)]
+#[cfg_attr(docsrs, doc(cfg(unix)))]
+pub mod pick;
 mod spread;
 
 pub use devices::{Devices, Dropped};
 pub(crate) use dispatch::Dispatch;
+#[cfg(unix)]
+pub use pick::Pick;
 #[doc(hidden)]
 pub use spread::{Done, Event, Job, Outcome, Spread};
 
