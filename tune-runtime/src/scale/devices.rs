@@ -107,10 +107,14 @@ impl<E: Evaluator> Devices<E> {
                     .collect(),
             });
         }
+        // Together the devices prepare on about one thread per core, as one device's tuner
+        // does (`Tuner::batch`): compilation must keep up with every device measuring.
+        let cores = std::thread::available_parallelism().map_or(2, |n| n.get());
+        let ahead = (cores / units.len()).clamp(1, 8);
         Ok(Devices {
             units,
             model,
-            ahead: 1,
+            ahead,
             max_strikes: MAX_STRIKES,
             dropped: Mutex::new(Vec::new()),
         })
@@ -118,8 +122,9 @@ impl<E: Evaluator> Devices<E> {
 }
 
 impl<E> Devices<E> {
-    /// How many configurations each device prepares ahead while it measures (default 1; 0
-    /// prepares each right before measuring it).
+    /// How many configurations each device prepares (compiles) ahead while it measures,
+    /// each on a thread of its own (default: the CPU cores shared among the devices, 1 to 8;
+    /// 0 prepares each right before measuring it).
     #[must_use]
     pub fn ahead(mut self, n: usize) -> Self {
         self.ahead = n;
@@ -182,8 +187,8 @@ impl<E> Devices<E> {
 }
 
 /// Serves one device, `unit`, with `ev`: the jobs that arrive on `jobs` are prepared up
-/// to `ahead` before the one being measured (on a thread of their own), then measured in
-/// order; what became of each goes to `events`.
+/// to `ahead` at a time before the one being measured (on `ahead` threads), then measured
+/// as they are ready; what became of each goes to `events`.
 pub(crate) fn serve_unit<E: Evaluator>(
     ev: &E,
     unit: usize,
@@ -218,10 +223,17 @@ pub(crate) fn serve_unit<E: Evaluator>(
         }
         return;
     }
+    let jobs = Mutex::new(jobs);
+    let jobs = &jobs;
     std::thread::scope(|s| {
-        let (ready_tx, ready) = mpsc::sync_channel(ahead - 1);
-        s.spawn(move || {
-            for job in jobs {
+        // Each preparing thread holds at most one prepared job until the device takes it.
+        let (ready_tx, ready) = mpsc::sync_channel(0);
+        for _ in 0..ahead {
+            let ready_tx = ready_tx.clone();
+            s.spawn(move || loop {
+                // The lock is held only to take the next job, not while preparing it.
+                let next = jobs.lock().unwrap_or_else(PoisonError::into_inner).recv();
+                let Ok(job) = next else { return };
                 if stop.load(Ordering::Relaxed) {
                     continue;
                 }
@@ -229,8 +241,9 @@ pub(crate) fn serve_unit<E: Evaluator>(
                 if ready_tx.send((job, prepared)).is_err() {
                     return;
                 }
-            }
-        });
+            });
+        }
+        drop(ready_tx);
         for (job, prepared) in ready {
             if stop.load(Ordering::Relaxed) {
                 continue;
