@@ -192,6 +192,19 @@ fn main() {
             .collect();
         geomean(&per_space)
     };
+    let after = |t: usize, n: usize, evaluations: usize| -> f64 {
+        let per_space: Vec<f64> = (0..spaces.len())
+            .map(|s| {
+                let v: Vec<f64> = traces
+                    .iter()
+                    .filter(|((tt, nn, ss, _), _)| *tt == t && *nn == n && *ss == s)
+                    .map(|(_, tr)| fraction(spaces[s].optimum, tr.best_after(evaluations)))
+                    .collect();
+                v.iter().sum::<f64>() / v.len().max(1) as f64
+            })
+            .collect();
+        geomean(&per_space)
+    };
     let evals = |t: usize, n: usize, budget: f64| -> f64 {
         let v: Vec<f64> = traces
             .iter()
@@ -263,7 +276,31 @@ fn main() {
                 writeln!(md, "| {count} | {} |", cells.join(" | ")).unwrap();
             }
         }
+        // Search quality alone: the same number of evaluations, with the outcomes of up to
+        // n - 1 others still unknown at each proposal.
+        writeln!(
+            md,
+            "\n`{tech}`, fraction of the optimum after the same number of evaluations:\n"
+        )
+        .unwrap();
+        writeln!(md, "| devices | {} |", head.join(" | ")).unwrap();
+        writeln!(md, "|---|{}", "---|".repeat(BUDGETS.len())).unwrap();
+        for (n, count) in counts.iter().enumerate() {
+            let cells: Vec<String> = BUDGETS
+                .iter()
+                .map(|&b| format!("{:.3}", after(t, n, b)))
+                .collect();
+            writeln!(md, "| {count} | {} |", cells.join(" | ")).unwrap();
+        }
         writeln!(md).unwrap();
+    }
+    for sp in &spaces {
+        writeln!(
+            md,
+            "- `{}`: optimum {:.4} ms, mean evaluation {:.3} s",
+            sp.name, sp.optimum, sp.per_eval
+        )
+        .unwrap();
     }
     print!("{md}");
     if let Some(p) = out {
