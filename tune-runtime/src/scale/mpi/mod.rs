@@ -33,9 +33,14 @@
 //! (the README has an example). A rank that stops answering for
 //! [`Cluster::silence_limit`] (killed, its machine gone) is dropped: the configurations it
 //! was measuring are recorded as failed (at most one per device of that rank), those it held
-//! go to other ranks, and the run goes on. Without `--enable-recovery` (OpenMPI) or with
-//! Slurm's `--kill-on-bad-exit`, the launcher itself ends the whole job when one rank dies;
-//! a run with a log then resumes where it stopped (`Tuner::resume`).
+//! go to other ranks, and the run goes on. When rank 0 itself goes silent that long, the
+//! other ranks stop with an error. Without `--enable-recovery` (OpenMPI) or with Slurm's
+//! `--kill-on-bad-exit`, the launcher itself ends the whole job when one rank dies; a run
+//! with a log then resumes where it stopped (`Tuner::resume`).
+//!
+//! A rank waits for rank 0 to start the run without a limit (rank 0 may take long to set
+//! up its devices); rank 0 waits [`Cluster::silence_limit`] for the other ranks to join, and
+//! tells one that joins later that the run went on without it.
 
 mod rank;
 mod root;
@@ -144,8 +149,9 @@ impl Cluster {
         &self.host
     }
 
-    /// How long a rank may send nothing before rank 0 counts it as lost (default 30 s). A
-    /// rank says it is there twice a second, also while it measures.
+    /// How long a rank may send nothing before rank 0 counts it as lost, and rank 0 before
+    /// the other ranks stop (default 30 s; every rank of a run should set the same). Ranks
+    /// say they are there twice a second, also while they measure.
     #[must_use]
     pub fn silence_limit(mut self, limit: Duration) -> Self {
         self.silence = limit.max(ALIVE_EVERY * 2);
@@ -216,9 +222,18 @@ impl Cluster {
             .map_evaluator(|inner| Root::new(inner, self, &ranks))
             .run();
         // The search sends every rank a stop when it ends; a run that failed before its
-        // search did not.
-        for (r, _) in &ranks {
-            link.send(*r, FROM_ROOT, &FromRoot::Stop(None));
+        // search did not. A rank that joined too late waits for a word too.
+        for r in 1..self.size {
+            let stop = if ranks.iter().any(|(joined, _)| *joined == r) {
+                FromRoot::Stop(None)
+            } else {
+                FromRoot::Stop(Some(format!(
+                    "this rank said nothing within {:?} of the start (see \
+                     `Cluster::silence_limit`); the run went on without it",
+                    self.silence
+                )))
+            };
+            link.send(r, FROM_ROOT, &stop);
         }
         result.map(Some)
     }

@@ -52,6 +52,7 @@ where
         }
     }
     let stop = AtomicBool::new(false);
+    let mut lost = None;
     let (events_tx, events) = mpsc::channel::<Event<E::Cost>>();
     let (mut senders, receivers): (Vec<Sender<Job>>, Vec<_>) =
         units.iter().map(|_| mpsc::channel::<Job>()).unzip();
@@ -66,10 +67,12 @@ where
             }
         });
         let mut alive = Instant::now();
+        let mut heard = Instant::now();
         'run: loop {
             let mut busy = false;
             while let Some((_, bytes)) = link.poll(FROM_ROOT) {
                 busy = true;
+                heard = Instant::now();
                 match decode::<FromRoot>(&bytes) {
                     Ok(FromRoot::Job { unit, id, index }) => {
                         let tx = usize::try_from(unit).ok().and_then(|u| senders.get(u));
@@ -94,7 +97,7 @@ where
                         }
                     }
                     Ok(FromRoot::Stop(_)) => break 'run,
-                    Ok(FromRoot::Start) => {}
+                    Ok(FromRoot::Start | FromRoot::Alive) => {}
                     Err(why) => eprintln!("tune: rank {}: from rank 0: {why}", cluster.rank),
                 }
             }
@@ -119,6 +122,10 @@ where
                 link.send(0, TO_ROOT, &ToRoot::<E::Cost>::Alive);
                 alive = Instant::now();
             }
+            if heard.elapsed() > cluster.silence {
+                lost = Some(heard.elapsed());
+                break 'run;
+            }
             if !busy {
                 std::thread::sleep(IDLE);
             }
@@ -127,5 +134,15 @@ where
         stop.store(true, Ordering::Relaxed);
         senders.clear();
     });
-    Ok(())
+    match lost {
+        Some(silent) => Err(Error::Backend {
+            backend: "mpi".into(),
+            message: format!(
+                "rank 0 sent nothing for {silent:.1?} (killed, or its machine is gone); this \
+                 rank stopped. Start the run again with `Tuner::resume`: it goes on from rank \
+                 0's log"
+            ),
+        }),
+        None => Ok(()),
+    }
 }

@@ -11,7 +11,7 @@ use serde::de::DeserializeOwned;
 use serde::Serialize;
 
 use super::wire::{decode, from_wire, FromRoot, ToRoot, FROM_ROOT, TO_ROOT};
-use super::{Cluster, Hello, Link, IDLE};
+use super::{Cluster, Hello, Link, ALIVE_EVERY, IDLE};
 use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::scale::devices::serve_unit;
 use crate::scale::{Done, Event, Job, Outcome, Spread};
@@ -89,8 +89,16 @@ where
                 .position(|d| d.rank == rank && d.unit == unit)
                 .map(|k| k + offset)
         };
+        let mut said = started;
         'run: while open.iter().any(|&o| o) {
             let mut busy = false;
+            // Ranks stop serving when rank 0 goes silent (killed, its machine gone).
+            if said.elapsed() >= ALIVE_EVERY {
+                for &r in self.ranks.iter().filter(|r| !lost.contains(r)) {
+                    link.send(r, FROM_ROOT, &FromRoot::Alive);
+                }
+                said = Instant::now();
+            }
             for (k, rx) in jobs.iter().enumerate() {
                 while open[k] {
                     match rx.try_recv() {

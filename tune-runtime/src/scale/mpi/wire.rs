@@ -49,6 +49,8 @@ pub(super) enum FromRoot {
     Job { unit: u32, id: u64, index: u128 },
     /// The run is over (or refused, with why).
     Stop(Option<String>),
+    /// Still there (sent every [`super::ALIVE_EVERY`] while the search runs).
+    Alive,
 }
 
 /// A [`Measured`] and how long measuring took.
