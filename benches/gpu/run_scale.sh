@@ -14,7 +14,8 @@
 #   cargo build --release --features cuda --example scale_gemm
 #   mkdir -p .device-bin/scale && cp target/release/examples/scale_gemm .device-bin/scale/ \
 #     && strip .device-bin/scale/scale_gemm
-#   TUNE_COMMIT=$(git rev-parse --short HEAD) B=.device-bin/scale bash benches/gpu/run_scale.sh
+#   TUNE_COMMIT=$(git rev-parse --short HEAD) B=.device-bin/scale bash benches/gpu/run_scale.sh throughput
+#   TUNE_COMMIT=... B=.device-bin/scale bash benches/gpu/run_scale.sh exhaustive
 # Environment: EVALS (configurations per run, default 200), SECONDS_MAX (time limit per run,
 # default 50), SIZE (default 4096), EXHAUSTIVE (configurations of the exhaustive check,
 # default 100), OUT (logs; default /tmp/scale).
@@ -54,20 +55,25 @@ one() { # label, then scale_gemm's arguments
   echo "clocks: $(clocks | tr '\n' ' ')"
 }
 
-one single --single --devices 0
-one devices-1 --devices 0
-for n in 2 4; do
-  if ((gpus >= n)); then
-    one "gpus-$n" --devices "$(devices "$n")"
-  else
-    one "workers-on-one-gpu-$n" --devices "$(devices "$n")"
-  fi
-done
+PART=${1:-all} # throughput, exhaustive or all (each part fits in 10 minutes)
+if [[ $PART != exhaustive ]]; then
+  one single --single --devices 0
+  one devices-1 --devices 0
+  for n in 2 4; do
+    if ((gpus >= n)); then
+      one "gpus-$n" --devices "$(devices "$n")"
+    else
+      one "workers-on-one-gpu-$n" --devices "$(devices "$n")"
+    fi
+  done
+fi
 
 # Exhaustive search of the first configurations: the same outcomes on one and on all.
 n=$((gpus >= 4 ? 4 : (gpus >= 2 ? 2 : 4)))
-TUNE_TECHNIQUE=exhaustive EVALS=$EXHAUSTIVE one exhaustive-1 --devices 0
-TUNE_TECHNIQUE=exhaustive EVALS=$EXHAUSTIVE one "exhaustive-$n" --devices "$(devices "$n")"
+if [[ $PART != throughput ]]; then
+  TUNE_TECHNIQUE=exhaustive EVALS=$EXHAUSTIVE one exhaustive-1 --devices 0
+  TUNE_TECHNIQUE=exhaustive EVALS=$EXHAUSTIVE one "exhaustive-$n" --devices "$(devices "$n")"
+fi
 
 python3 - "$OUT" "$n" <<'EOF'
 import json, sys, collections
