@@ -20,6 +20,9 @@ use crate::space::{Config, Space, SpaceBuilder};
 use crate::tuner::Tuner;
 use crate::Error;
 
+/// A cost function, boxed so that devices of different closures share a type.
+type CostFn = Box<dyn Fn(&Config) -> Result<f64, Failure> + Send + Sync>;
+
 fn space() -> Space {
     SpaceBuilder::new()
         .param(Param::<u32>::range("X", 0..12))
@@ -138,7 +141,7 @@ fn devices_of_different_models_are_refused() {
         }
         other => panic!("{other:?}"),
     }
-    let none: Vec<Closure<fn(&Config) -> Result<f64, Failure>>> = Vec::new();
+    let none: Vec<Closure<CostFn>> = Vec::new();
     assert!(matches!(
         Devices::new(none),
         Err(Error::DeviceNotFound { .. })
@@ -152,13 +155,13 @@ fn devices_of_different_models_are_refused() {
 
 #[test]
 fn a_device_that_keeps_failing_is_dropped_and_loses_nothing() {
-    let healthy = |_k| -> Box<dyn Fn(&Config) -> Result<f64, Failure> + Send + Sync> {
+    let healthy = |_k| -> CostFn {
         Box::new(|c: &Config| {
             std::thread::sleep(Duration::from_millis(1));
             cost(c)
         })
     };
-    let broken: Box<dyn Fn(&Config) -> Result<f64, Failure> + Send + Sync> =
+    let broken: CostFn =
         Box::new(|_: &Config| Err(Failure::Launch("the device fell off the bus".into())));
     let all = vec![healthy(0), broken, healthy(2)];
     let devices = Devices::new(all.into_iter().map(Closure::new))
