@@ -271,3 +271,53 @@ fn simulated_devices_share_the_simulated_clock() {
     let times: Vec<f64> = spread.records.iter().map(|r| r.elapsed_s).collect();
     assert!(times.windows(2).all(|w| w[0] <= w[1]), "{times:?}");
 }
+
+/// A device whose preparation (compilation) is slow next to its measurement, counting how
+/// many preparations run at once.
+struct SlowCompile {
+    now: AtomicUsize,
+    most: AtomicUsize,
+}
+
+impl Evaluator for SlowCompile {
+    type Cost = f64;
+    type Prepared = ();
+
+    fn prepare(&self, _space: &Space, _config: &Config) -> Result<(), Failure> {
+        let at_once = self.now.fetch_add(1, Ordering::SeqCst) + 1;
+        self.most.fetch_max(at_once, Ordering::SeqCst);
+        std::thread::sleep(Duration::from_millis(20));
+        self.now.fetch_sub(1, Ordering::SeqCst);
+        Ok(())
+    }
+
+    fn measure(
+        &self,
+        _space: &Space,
+        config: &Config,
+        (): (),
+    ) -> Result<crate::evaluate::Measured<f64>, Failure> {
+        cost(config).map(crate::evaluate::Measured::new)
+    }
+}
+
+#[test]
+fn each_device_prepares_ahead_on_several_threads() {
+    let slow = || SlowCompile {
+        now: AtomicUsize::new(0),
+        most: AtomicUsize::new(0),
+    };
+    let devices = Devices::new([slow(), slow()]).unwrap().ahead(3);
+    let r = Tuner::new(space(), &devices)
+        .remeasure(Remeasure::off())
+        .progress(false)
+        .run()
+        .unwrap();
+    assert_eq!(r.evaluations, 36, "the whole space");
+    let most: Vec<usize> = devices
+        .evaluators()
+        .map(|e| e.most.load(Ordering::SeqCst))
+        .collect();
+    // Three preparations at a time per device at most, and more than one.
+    assert!(most.iter().all(|&m| (2..=3).contains(&m)), "{most:?}");
+}
