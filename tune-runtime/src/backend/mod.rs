@@ -44,6 +44,8 @@
 //! (`device`), typed host data and buffers (`host`), the [`KernelSpec`] builder (`spec`),
 //! tolerances and references (`validate`), the [`KernelEvaluator`] (`evaluator`) and the
 //! conformance suite every backend passes (`conformance`, [`testgen_backend!`](crate::testgen_backend)).
+//! Several kernels and the host code launching them are tuned as one unit with
+//! [`composition`].
 
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
@@ -55,6 +57,7 @@ pub mod isolated;
 #[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
 pub mod opencl;
 
+pub mod composition;
 pub mod conformance;
 mod device;
 mod evaluator;

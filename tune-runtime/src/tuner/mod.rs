@@ -48,6 +48,7 @@ use crate::Result;
 
 mod bar;
 mod finish;
+pub mod online;
 mod pool;
 mod result;
 mod run;
