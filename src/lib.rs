@@ -14,7 +14,8 @@
 //!   `cargo test`). `cuda` (feature `cuda`) is [`backend::cuda`](crate::backend).
 //! - One module per piece of the engine, in the order data flows through them:
 //!   [`param`] → [`space`](mod@space) → [`search`] and [`abort`] → [`evaluate`] (with [`cost`],
-//!   [`backend`], [`measure`], [`simulate`]) → [`tuner`] → [`results`]; and tools over
+//!   [`backend`], [`measure`], [`simulate`]) → [`tuner`] (on several devices or MPI ranks:
+//!   [`scale`]) → [`results`]; and tools over
 //!   results: [`import`], [`t1`], [`summary`], [`score`], `plot` (feature `plot`),
 //!   [`watch`]; and over many inputs: `select` (feature `select`: the performance matrix,
 //!   covering sets, the decision tree that `#[tunable(select = ..)]` compiles in).
@@ -29,8 +30,8 @@
 
 // The engine's modules, one per piece of the design.
 pub use tune_runtime::{
-    abort, backend, cost, evaluate, import, measure, param, results, score, search, simulate,
-    space, summary, t1, tuner, watch,
+    abort, backend, cost, evaluate, import, measure, param, results, scale, score, search,
+    simulate, space, summary, t1, tuner, watch,
 };
 
 /// One library, every input size: tuning over many inputs, the performance matrix, a

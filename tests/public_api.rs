@@ -86,6 +86,18 @@ mod measure {
     use tune::measure::{admit, Contender, Finalist, Remeasure, Remeasured, Spread};
 }
 
+mod scale {
+    #[cfg(feature = "mpi")]
+    use tune::scale::mpi::Cluster;
+    #[cfg(all(unix, feature = "cuda"))]
+    use tune::scale::pick::cuda;
+    #[cfg(all(unix, feature = "opencl"))]
+    use tune::scale::pick::opencl;
+    #[cfg(unix)]
+    use tune::scale::{pick, Pick};
+    use tune::scale::{Devices, Dropped};
+}
+
 mod simulate {
     use tune::simulate::{prior, CacheEntry, Recording, SimulatedEvaluator};
 }

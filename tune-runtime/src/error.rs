@@ -221,6 +221,13 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// The devices of one run on several devices ([`crate::scale`]) are not all the same
+    /// model: a cost is only comparable on the same hardware.
+    #[error("the devices of one run must be the same model, but they are: {}; tune each model in a run of its own", .devices.join("; "))]
+    MixedDevices {
+        /// Each device as `name: model`.
+        devices: Vec<String>,
+    },
     /// A CUDA driver call failed outside a configuration's evaluation (allocating or
     /// copying a buffer); [`DriverError`](cudarc::driver::DriverError) says which error,
     /// e.g. `CUDA_ERROR_OUT_OF_MEMORY`.

@@ -191,6 +191,7 @@ impl Common {
             timestamp,
             stopped_early: false,
             remeasured: None,
+            measured_on: None,
         }
     }
 }

@@ -55,6 +55,7 @@ pub mod param;
 #[cfg_attr(docsrs, doc(cfg(feature = "plot")))]
 pub mod plot;
 pub mod results;
+pub mod scale;
 pub mod score;
 pub mod search;
 #[cfg(feature = "select")]

@@ -411,6 +411,7 @@ mod tests {
             timestamp: String::new(),
             stopped_early: false,
             remeasured: None,
+            measured_on: None,
         }
     }
 

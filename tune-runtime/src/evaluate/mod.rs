@@ -130,6 +130,13 @@ pub trait Evaluator: Send + Sync {
     fn device(&self) -> String {
         "cpu".into()
     }
+
+    /// Several devices that measure at once ([`crate::scale::Devices`]); the tuner then
+    /// hands configurations to whichever is free. The default, `None`, measures on one.
+    #[doc(hidden)]
+    fn spread(&self) -> Option<&dyn crate::scale::Spread<Self::Cost>> {
+        None
+    }
 }
 
 /// A borrowed evaluator evaluates too (so it can be inspected after a run).
@@ -147,6 +154,9 @@ impl<E: Evaluator> Evaluator for &E {
     }
     fn device(&self) -> String {
         (**self).device()
+    }
+    fn spread(&self) -> Option<&dyn crate::scale::Spread<E::Cost>> {
+        (**self).spread()
     }
 }
 

@@ -300,6 +300,7 @@ pub fn from_csv(text: &str) -> Result<Vec<Record>> {
             config: Named(config),
             stopped_early: false,
             remeasured: None,
+            measured_on: None,
         });
     }
     Ok(out)

@@ -174,6 +174,11 @@ pub struct Record {
     /// Such a record is not an evaluation of the search.
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub remeasured: Option<Vec<f64>>,
+    /// Which device measured it, in a run on several devices ([`crate::scale`]): the
+    /// device's name in that run, e.g. `cuda:1`, or `rank 2 (node7) cuda:0` under MPI.
+    /// Absent in runs on one device.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub measured_on: Option<Arc<str>>,
 }
 
 impl Record {
@@ -465,6 +470,7 @@ pub(crate) mod tests {
             timestamp: timestamp(),
             stopped_early: false,
             remeasured: None,
+            measured_on: None,
         }
     }
 

@@ -29,7 +29,8 @@
 //! closures) are recorded against their configuration and the search goes on.
 //! [`Tuner::run`] fails only when no configuration was valid, or on I/O errors.
 //!
-//! The files: `run` (the search loop), `pool` (preparation ahead on CPU threads), `state`
+//! The files: `run` (the search loop), `spread` (the search loop on several devices at
+//! once, [`crate::scale`]), `pool` (preparation ahead on CPU threads), `state`
 //! (what a run has seen), `finish` (re-measuring the finalists, the database), `result`
 //! ([`TuningResult`], [`Best`]) and `bar` (the progress bar).
 
@@ -51,10 +52,13 @@ pub mod online;
 mod pool;
 mod result;
 mod run;
+mod spread;
 mod state;
 pub mod testing;
 
+pub(crate) use pool::prepare as prepare_guarded;
 pub use result::{Best, TuningResult};
+pub(crate) use run::measure as measure_checked;
 
 /// The most configurations asked for at once by default: more threads than this prepare
 /// in parallel only when asked, so that techniques hear back often.
@@ -289,6 +293,42 @@ impl<E: Evaluator> Tuner<E> {
     /// See [`testing::tune_test`].
     pub fn run_test(self) -> Result<TuningResult<E::Cost>> {
         testing::tune_test(self)
+    }
+
+    /// The space and the evaluator, for the MPI ranks that measure for rank 0
+    /// ([`crate::scale::mpi`]).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn parts(&self) -> (&Space, &E) {
+        (&self.space, &self.evaluator)
+    }
+
+    /// The same run with its evaluator wrapped (rank 0 under MPI adds the other ranks'
+    /// devices to its own).
+    #[cfg_attr(not(feature = "mpi"), allow(dead_code))]
+    pub(crate) fn map_evaluator<F: Evaluator<Cost = E::Cost>>(
+        self,
+        wrap: impl FnOnce(E) -> F,
+    ) -> Tuner<F> {
+        Tuner {
+            space: self.space,
+            evaluator: wrap(self.evaluator),
+            technique: self.technique,
+            start: self.start,
+            abort: self.abort,
+            seed: self.seed,
+            batch: self.batch,
+            threads: self.threads,
+            log: self.log,
+            resume: self.resume,
+            progress: self.progress,
+            name: self.name,
+            input_key: self.input_key,
+            database: self.database,
+            policy: self.policy,
+            remeasure: self.remeasure,
+            baselines: self.baselines,
+            fingerprint: self.fingerprint,
+        }
     }
 }
 

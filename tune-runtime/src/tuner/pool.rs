@@ -9,10 +9,10 @@ use crate::evaluate::{Evaluator, Failure};
 use crate::space::{Config, Space};
 
 /// A preparation's outcome and how long it took.
-pub(super) type Prepared<E> = (Result<<E as Evaluator>::Prepared, Failure>, Duration);
+pub(crate) type Prepared<E> = (Result<<E as Evaluator>::Prepared, Failure>, Duration);
 
 /// Prepares one configuration on the calling thread, turning a panic into a failure.
-pub(super) fn prepare<E: Evaluator>(evaluator: &E, space: &Space, config: &Config) -> Prepared<E> {
+pub(crate) fn prepare<E: Evaluator>(evaluator: &E, space: &Space, config: &Config) -> Prepared<E> {
     let t = Instant::now();
     let p = guard(|| evaluator.prepare(space, config));
     (p, t.elapsed())

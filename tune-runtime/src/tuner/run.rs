@@ -9,6 +9,7 @@ use std::time::{Duration, Instant};
 use super::bar::Bar;
 use super::finish::{self, Finish};
 use super::pool::{prepare, Pool, Prepared, Wait};
+use super::spread;
 use super::state::{Outcome, State};
 use super::{Tuner, TuningResult};
 use crate::abort::{AbortCondition, WholeSpace};
@@ -148,6 +149,7 @@ impl<E: Evaluator> Tuner<E> {
             timestamp: String::new(),
             stopped_early: false,
             remeasured: None,
+            measured_on: None,
         };
         let mut state = State::new(
             space.clone(),
@@ -173,15 +175,28 @@ impl<E: Evaluator> Tuner<E> {
         let workers = threads.min(batch);
         let finalists = std::thread::scope(|scope| {
             let pool = (batch > 1).then(|| Pool::start(scope, &evaluator, &space, workers));
-            state.waited = search(
-                &mut state,
-                &evaluator,
-                &space,
-                technique.as_mut(),
-                abort.as_ref(),
-                pool.as_ref(),
-                batch,
-            )?;
+            if let Some(devices) = evaluator.spread() {
+                // Several devices measure at once (crate::scale); the finalists are then
+                // measured on one of them.
+                spread::search(
+                    &mut state,
+                    devices,
+                    &space,
+                    technique.as_mut(),
+                    abort.as_ref(),
+                )?;
+                state.template.measured_on = devices.serial_unit();
+            } else {
+                state.waited = search(
+                    &mut state,
+                    &evaluator,
+                    &space,
+                    technique.as_mut(),
+                    abort.as_ref(),
+                    pool.as_ref(),
+                    batch,
+                )?;
+            }
             state.bar.finish(&state.progress);
             finish::remeasure(
                 &mut state,
@@ -314,7 +329,7 @@ fn search<E: Evaluator>(
 
 /// Measures a prepared configuration and checks the measurement ([`admit`]): the one path
 /// from every evaluator to the tuner's records.
-pub(super) fn measure<E: Evaluator>(
+pub(crate) fn measure<E: Evaluator>(
     evaluator: &E,
     space: &Space,
     config: &Config,

@@ -18,7 +18,7 @@ use crate::{Error, Result};
 
 /// What happened to one fresh configuration: the checked measurement and how long
 /// measuring took, or why there is no cost.
-pub(super) type Outcome<C> = std::result::Result<(Measured<C>, Duration), Failure>;
+pub(crate) type Outcome<C> = std::result::Result<(Measured<C>, Duration), Failure>;
 
 /// A fast hash for configuration indices (the memo is on the hot path of every proposal).
 #[derive(Clone, Copy, Debug, Default)]
@@ -251,11 +251,28 @@ impl<C: Cost> State<C> {
         prep_time: Duration,
         outcome: Outcome<C>,
     ) -> Result<Option<f64>> {
-        if let Some(charge) = evaluator.charged_time(&self.space, config) {
+        let charge = evaluator.charged_time(&self.space, config);
+        self.finish_on(charge, None, index, config, prep_time, outcome)
+    }
+
+    /// [`State::finish`] with the simulated time to charge given (in runs on several
+    /// devices, how far the simulated clock moved since the last completion) and the device
+    /// that measured it.
+    pub(super) fn finish_on(
+        &mut self,
+        charge: Option<Duration>,
+        measured_on: Option<std::sync::Arc<str>>,
+        index: u128,
+        config: &Config,
+        prep_time: Duration,
+        outcome: Outcome<C>,
+    ) -> Result<Option<f64>> {
+        if let Some(charge) = charge {
             *self.simulated.get_or_insert(Duration::ZERO) += charge;
         }
         let elapsed = self.elapsed();
         let mut r = self.record_of(index, config, elapsed);
+        r.measured_on = measured_on;
         r.prepare_s = prep_time.as_secs_f64();
         let cost = match outcome {
             Ok((m, run_time)) => {

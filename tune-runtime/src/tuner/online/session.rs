@@ -563,6 +563,7 @@ impl<P: Clone + Send + 'static> Session<P> {
             timestamp: String::new(),
             stopped_early: false,
             remeasured: None,
+            measured_on: None,
         };
         let cost = match outcome {
             Ok((cost, samples)) => {

@@ -339,11 +339,12 @@ fn a_worker_that_exits_before_connecting_is_an_error_and_strangers_are_refused()
     listener.set_nonblocking(true).unwrap();
     // A stranger (this process) connects first; the "worker" exits without connecting.
     let _stranger = UnixStream::connect(&path).unwrap();
+    // Timed from before the start: the child's 0.3 s may run out while `spawn` returns.
+    let t = Instant::now();
     let mut child = std::process::Command::new("sleep")
         .arg("0.3")
         .spawn()
         .unwrap();
-    let t = Instant::now();
     match super::spawn::accept(&target, &listener, &mut child) {
         Err(Error::Backend { message, .. }) => {
             assert!(message.contains("exited before it connected"), "{message}");
