@@ -21,8 +21,9 @@ use crate::Res;
 pub struct SimArgs {
     /// A Kernel Tuner cache file (`.json` or `.json.gz`) of a brute-forced space.
     pub cache: PathBuf,
-    /// Techniques to replay (repeat the flag or separate with commas).
-    #[arg(long, value_delimiter = ',', default_value = "bandit")]
+    /// Techniques to replay (repeat the flag or separate with commas; default: tune's
+    /// default technique).
+    #[arg(long, value_delimiter = ',', default_value = tune_runtime::TechniqueKind::default().name())]
     pub technique: Vec<String>,
     /// Evaluations per run.
     #[arg(long, default_value_t = 100)]

@@ -22,7 +22,7 @@ pub struct RunArgs {
     /// The device: for OpenCL an index, `platform:device` or a name; for CUDA an ordinal or a name.
     #[arg(long)]
     pub device: Option<String>,
-    /// The search technique (tune's or Kernel Tuner's names; default: the file's Search, else bandit).
+    /// The search technique (tune's or Kernel Tuner's names; default: the file's Search, else tune's default).
     #[arg(long)]
     pub technique: Option<String>,
     /// Stop after this many evaluations (default: the file's Budget, else the whole space).
@@ -155,7 +155,7 @@ fn plan(a: &RunArgs, t1: &T1) -> (String, Option<u64>, Option<f64>) {
             .as_ref()
             .and_then(|s| s.get("Name"))
             .and_then(|n| n.as_str())
-            .unwrap_or("bandit")
+            .unwrap_or(tune_runtime::TechniqueKind::default().name())
             .to_string()
     });
     let (mut budget, mut time) = (a.budget, a.time);
