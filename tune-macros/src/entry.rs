@@ -224,6 +224,25 @@ impl Entry<'_> {
         quote!(#k::__private)
     }
 
+    /// Returns early with the call's failure, where its result says it failed: the cost's
+    /// own failure, or an `Err` of a timed function. Expects the result in `__tune_r`.
+    pub(crate) fn failure_check(&self) -> TokenStream {
+        let p = self.p();
+        match (self.cost, self.returns_result) {
+            (CostMode::Value, _) => quote! {
+                if let ::core::option::Option::Some(f) = #p::IntoCost::failure(&__tune_r) {
+                    return ::core::result::Result::Err(f);
+                }
+            },
+            (CostMode::Time, true) => quote! {
+                if let ::core::option::Option::Some(f) = #p::result_failure(&__tune_r) {
+                    return ::core::result::Result::Err(f);
+                }
+            },
+            (CostMode::Time, false) => TokenStream::new(),
+        }
+    }
+
     /// `let __tune_key: String = ..; let __tune_device: String = ..;` over the arguments.
     pub(crate) fn key_and_device(&self) -> TokenStream {
         let p = self.p();
@@ -411,19 +430,7 @@ impl Entry<'_> {
         let to_space = self.to_space();
         let name = self.name();
         let call = &self.call_in_closure;
-        let failure_check = match (self.cost, self.returns_result) {
-            (CostMode::Value, _) => quote! {
-                if let ::core::option::Option::Some(f) = #p::IntoCost::failure(&__tune_r) {
-                    return ::core::result::Result::Err(f);
-                }
-            },
-            (CostMode::Time, true) => quote! {
-                if let ::core::option::Option::Some(f) = #p::result_failure(&__tune_r) {
-                    return ::core::result::Result::Err(f);
-                }
-            },
-            (CostMode::Time, false) => TokenStream::new(),
-        };
+        let failure_check = self.failure_check();
         let measure = match self.cost {
             CostMode::Value => quote! {
                 let mut __tune_m = #p::IntoCost::into_measured(__tune_r)?;

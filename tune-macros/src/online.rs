@@ -62,19 +62,7 @@ pub fn expand(e: &Entry<'_>, call: TokenStream, cfgs: &[&syn::Attribute]) -> Tok
             Pass::Mut => quote!(&*#n),
         }
     });
-    let failure_check = match (e.cost, e.returns_result) {
-        (CostMode::Value, _) => quote! {
-            if let ::core::option::Option::Some(f) = #p::IntoCost::failure(&__tune_r) {
-                return ::core::result::Result::Err(f);
-            }
-        },
-        (CostMode::Time, true) => quote! {
-            if let ::core::option::Option::Some(f) = #p::result_failure(&__tune_r) {
-                return ::core::result::Result::Err(f);
-            }
-        },
-        (CostMode::Time, false) => TokenStream::new(),
-    };
+    let failure_check = e.failure_check();
     let cost = match e.cost {
         CostMode::Value => quote!(#p::OnlineCost::online_cost(&__tune_r).unwrap_or(__tune_wall)),
         CostMode::Time => quote!(__tune_wall),

@@ -530,14 +530,12 @@ impl<B: Backend> KernelEvaluator<B> {
         let Some(expected) = &self.expected else {
             return Ok(());
         };
-        for (k, (e, a)) in expected.iter().zip(actual).enumerate() {
-            let r = match &self.spec.comparator {
-                Some(c) => c(e, a),
-                None => self.spec.tolerance.check(e, a),
-            };
-            r.map_err(|m| Failure::WrongResult(format!("output {k}: {m}")))?;
-        }
-        Ok(())
+        crate::backend::validate::check_outputs(
+            expected,
+            actual,
+            self.spec.comparator.as_ref(),
+            &self.spec.tolerance,
+        )
     }
 }
 

@@ -106,6 +106,24 @@ impl Tolerance {
     }
 }
 
+/// Checks every output against its reference, with the comparator where there is one, else
+/// the tolerance: one check for single kernels and compositions alike.
+pub(crate) fn check_outputs(
+    expected: &[HostData],
+    actual: &[HostData],
+    comparator: Option<&Comparator>,
+    tolerance: &Tolerance,
+) -> std::result::Result<(), crate::evaluate::Failure> {
+    for (k, (e, a)) in expected.iter().zip(actual).enumerate() {
+        let r = match comparator {
+            Some(c) => c(e, a),
+            None => tolerance.check(e, a),
+        };
+        r.map_err(|m| crate::evaluate::Failure::WrongResult(format!("output {k}: {m}")))?;
+    }
+    Ok(())
+}
+
 /// A user comparator: `(expected, actual) -> Ok(())` or a description of the mismatch.
 pub type Comparator = Arc<dyn Fn(&HostData, &HostData) -> Result<(), String> + Send + Sync>;
 

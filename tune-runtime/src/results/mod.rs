@@ -182,6 +182,13 @@ pub struct Record {
 }
 
 impl Record {
+    /// The configuration this record names and its index in `space`, when it is one of
+    /// `space`'s (a resumed log may come from an older space).
+    pub(crate) fn locate(&self, space: &Space) -> Option<(u128, Config)> {
+        let config = self.config.config(space).ok()?;
+        space.index_of(&config).map(|i| (i, config))
+    }
+
     /// Whether the evaluation yielded a cost.
     pub fn is_ok(&self) -> bool {
         self.status == "ok"

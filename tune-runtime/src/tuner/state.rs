@@ -168,12 +168,7 @@ impl<C: Cost> State<C> {
             if r.remeasured.is_some() {
                 continue;
             }
-            let Some((index, config)) = r
-                .config
-                .config(&self.space)
-                .ok()
-                .and_then(|c| self.space.index_of(&c).map(|i| (i, c)))
-            else {
+            let Some((index, config)) = r.locate(&self.space) else {
                 continue;
             };
             if self.memo.contains_key(&index) {

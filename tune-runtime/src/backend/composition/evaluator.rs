@@ -336,14 +336,12 @@ impl<B: Backend> CompositionEvaluator<B> {
         let Some(expected) = &self.expected else {
             return Ok(());
         };
-        for (k, (e, a)) in expected.iter().zip(actual).enumerate() {
-            let r = match &self.comp.comparator {
-                Some(c) => c(e, a),
-                None => self.comp.tolerance.check(e, a),
-            };
-            r.map_err(|m| Failure::WrongResult(format!("output {k}: {m}")))?;
-        }
-        Ok(())
+        crate::backend::validate::check_outputs(
+            expected,
+            actual,
+            self.comp.comparator.as_ref(),
+            &self.comp.tolerance,
+        )
     }
 
     /// Runs `config` once from the declared contents and returns its outputs.

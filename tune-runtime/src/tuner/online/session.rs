@@ -143,12 +143,7 @@ impl<P: Clone + Send + 'static> Session<P> {
             if &*r.tunable != name || *r.input_key != *self.key || *r.device != *self.device {
                 continue;
             }
-            let Some((index, config)) = r
-                .config
-                .config(&self.space)
-                .ok()
-                .and_then(|c| self.space.index_of(&c).map(|i| (i, c)))
-            else {
+            let Some((index, config)) = r.locate(&self.space) else {
                 continue;
             };
             if self.memo.contains_key(&index) {
