@@ -8,7 +8,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tune::backend::{Backend, KernelEvaluator};
-use tune::{Evaluator, Failure, TuningResult};
+use tune::{Evaluator, TuningResult};
 
 use crate::common::cases::conv::Conv;
 use crate::common::cases::copy::Copy;
@@ -144,7 +144,7 @@ fn xgemm_direct_configurations_are_right_at_odd_sizes<B: Backend>(backend: Arc<B
         {
             Ok(_) => {}
             // Over a device limit.
-            Err(Failure::Invalid(_)) => continue,
+            Err(f) if f.is_invalid() => continue,
             Err(f) => panic!("{}: {f}", info.space.describe(&c)),
         }
         measured += 1;
