@@ -325,3 +325,116 @@ fn a_backend_without_a_kernel_language_is_an_error() {
     let e = Language::of(&device).unwrap_err().to_string();
     assert!(e.contains("`metal`"), "{e}");
 }
+
+/// An H100 SXM's properties as the CUDA backend reads them.
+fn h100() -> Target {
+    Target {
+        language: Language::Cuda,
+        device: DeviceInfo {
+            backend: "cuda".into(),
+            max_work_group_size: 1024,
+            max_work_item_sizes: [1024, 1024, 64],
+            local_mem_bytes: 227 * 1024,
+            compute_units: 132,
+            warp_width: 32,
+            registers_per_compute_unit: 65536,
+            registers_per_work_group: 65536,
+            local_mem_per_compute_unit: 228 * 1024,
+            max_threads_per_compute_unit: 2048,
+            max_work_groups_per_compute_unit: 32,
+            clock_mhz: 1980,
+            fp32_lanes_per_compute_unit: 128,
+            ..DeviceInfo::default()
+        },
+    }
+}
+
+#[test]
+fn dnn_conv_levels_prune_in_order_and_every_layer_has_a_space() {
+    use common::beast::level_sizes;
+    use common::cases::dnn_conv::{ALEXNET, VGG16};
+    let t = h100();
+    assert_eq!(
+        t.device.fp32_peak_flops(),
+        Some(132.0 * 128.0 * 2.0 * 1980e6)
+    );
+    for layer in ALEXNET.iter().chain(&VGG16) {
+        let sizes = level_sizes(layer, &t).unwrap();
+        let n: Vec<u128> = sizes.iter().map(|s| s.1).collect();
+        assert!(
+            n[0] > n[1] && n[1] >= n[2] && n[2] > n[3] && n[3] > 0,
+            "{}: {n:?}",
+            layer.name
+        );
+    }
+    // Without a device, the OpenCL space assumes typical limits and is not empty either.
+    let l2 = level_sizes(&ALEXNET[1], &on(Language::OpenCl)).unwrap();
+    assert!(l2[3].1 > 0, "{l2:?}");
+}
+
+#[test]
+fn dnn_conv_layers_have_beasts_shapes() {
+    use common::cases::dnn_conv::ALEXNET;
+    let [l1, l2, l3, l4, l5] = ALEXNET;
+    assert_eq!((l1.p(), l1.q(), l2.p(), l3.p()), (55, 55, 27, 13));
+    // BEAST's Table 2, forward: GFLOP/s x ms gives each layer's work.
+    for (l, gflops, ms) in [
+        (l2, 5511.2, 10.4),
+        (l3, 5493.5, 5.2),
+        (l4, 5018.7, 7.6),
+        (l5, 4983.2, 5.1),
+    ] {
+        let published = gflops * ms * 1e6;
+        assert!(
+            (l.flops() / published - 1.0).abs() < 0.02,
+            "{}: {} vs {published}",
+            l.name,
+            l.flops()
+        );
+    }
+}
+
+#[test]
+fn the_host_dnn_convolution_strides_and_pads() {
+    use common::cases::dnn_conv::{host_conv, Layer};
+    // One 4 x 4 image, a 3 x 3 filter of ones, stride 2, padding 1: sums of windows.
+    let l = Layer {
+        name: "t",
+        nb: 1,
+        c: 1,
+        h: 4,
+        w: 4,
+        ko: 1,
+        r: 3,
+        s: 3,
+        su: 2,
+        sv: 2,
+        ph: 1,
+        pw: 1,
+    };
+    let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    let out = host_conv(&l, &x, &[1.0; 9]);
+    // Windows centred on (0,0), (0,2), (2,0), (2,2).
+    assert_eq!(
+        out,
+        [
+            0. + 1. + 4. + 5.,
+            1. + 2. + 3. + 5. + 6. + 7.,
+            4. + 5. + 8. + 9. + 12. + 13.,
+            5. + 6. + 7. + 9. + 10. + 11. + 13. + 14. + 15.
+        ]
+    );
+    let args = |a: &[&str]| {
+        common::beast::Args::parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    };
+    assert!(
+        args(&["--net", "vgg16", "--layers", "conv1_2"])
+            .unwrap()
+            .selected()
+            .unwrap()
+            .len()
+            == 1
+    );
+    assert!(args(&["--net", "lenet"]).unwrap().selected().is_err());
+    assert!(args(&["--evals", "many"]).is_err());
+}

@@ -21,6 +21,10 @@ use super::device::{DeviceInfo, KernelLimits, Occupancy};
 use crate::evaluate::{Cause, Failure};
 use crate::space::Config;
 
+/// How the detail of a rejection after compilation starts (rejections by the device's
+/// limits before compiling do not), e.g. `after compiling: 168 registers per work-item`.
+pub const AFTER_COMPILING: &str = "after compiling: ";
+
 /// What is known of a configuration right after compilation, for kernel checks.
 #[derive(Clone, Copy, Debug)]
 pub struct KernelProps<'a> {
@@ -72,8 +76,19 @@ impl KernelChecks {
     }
 
     /// Checks the device's and the kernel's own limits, then the spec's bounds, then the
-    /// user's checks; the first that fails rejects.
+    /// user's checks; the first that fails rejects, its detail starting with
+    /// [`AFTER_COMPILING`].
     pub(super) fn check(&self, config: &Config, k: &KernelProps<'_>) -> Result<(), Failure> {
+        self.check_compiled(config, k).map_err(|f| match f {
+            Failure::Rejected { cause, detail } => Failure::Rejected {
+                cause,
+                detail: format!("{AFTER_COMPILING}{detail}"),
+            },
+            other => other,
+        })
+    }
+
+    fn check_compiled(&self, config: &Config, k: &KernelProps<'_>) -> Result<(), Failure> {
         let dev = k.device;
         let wg = k.work_group_size;
         if let Some(max) = k.limits.max_work_group_size {

@@ -66,7 +66,7 @@ mod host;
 mod spec;
 mod validate;
 
-pub use checks::{KernelCheckFn, KernelProps};
+pub use checks::{KernelCheckFn, KernelProps, AFTER_COMPILING};
 pub(crate) use device::{check_fits, Transfer};
 pub use device::{
     Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims, Occupancy,

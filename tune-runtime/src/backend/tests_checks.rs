@@ -35,6 +35,10 @@ fn registers_over_the_bound_or_the_device_are_rejected_after_compiling() {
     let f = rejected(spec().define("FAKE_REGS", 48).max_registers(40), 1, 16);
     assert_eq!(f.cause(), Some(&Cause::Registers), "{f}");
     assert!(f.to_string().contains("48 registers"), "{f}");
+    let Failure::Rejected { detail, .. } = &f else {
+        panic!("{f:?}")
+    };
+    assert!(detail.starts_with(AFTER_COMPILING), "{detail}");
     passes(spec().define("FAKE_REGS", 40).max_registers(40), 1, 16);
     // 64 work-items x 40 registers = 2560, over the device's 2048 per work-group, whatever
     // the spec asks.
