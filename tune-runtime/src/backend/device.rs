@@ -88,7 +88,7 @@ impl DeviceInfo {
     ///
     /// ```
     /// # use tune_runtime::backend::DeviceInfo;
-    /// let dev = DeviceInfo { local_mem_per_compute_unit: 65536, max_threads_per_compute_unit: 2048,
+    /// let dev = DeviceInfo { local_mem_per_compute_unit: 48 * 1024, max_threads_per_compute_unit: 2048,
     ///                        ..DeviceInfo::default() };
     /// let space = tune_runtime::SpaceBuilder::new()
     ///     .param(tune_runtime::Param::<usize>::values("TILE", [16, 32, 64]))
@@ -97,7 +97,7 @@ impl DeviceInfo {
     ///         dev.work_groups_per_cu(256, None, 2 * 4 * tile * tile).is_none_or(|o| o.work_groups >= 2)
     ///     })
     ///     .build()?;
-    /// assert_eq!(space.len(), 2); // two 64 x 64 float tiles (32 KiB) leave room for one group
+    /// assert_eq!(space.len(), 2); // two 64 x 64 float tiles (32 KiB): one group in 48 KiB
     /// # Ok::<(), tune_runtime::Error>(())
     /// ```
     pub fn work_groups_per_cu(
