@@ -379,6 +379,9 @@ fn device_properties_in_constraints() {
     // #[tunable]: the same constraints over the function's argument.
     let t = TilesOnConfig::space(&dev).unwrap();
     assert_eq!(t.len(), 7);
+    let last = TilesOnConfig::try_from(t.get(6).unwrap()).unwrap();
+    assert_eq!((last.ts, last.wpt), (32, 1));
+    assert_eq!(last.call(&dev), 32);
     // A device that reports nothing prunes nothing.
     let unknown = tune::backend::DeviceInfo::default();
     assert_eq!(TilesOnConfig::space(&unknown).unwrap().len(), 9);
