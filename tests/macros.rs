@@ -343,7 +343,8 @@ fn tunable_where_constraints() {
 #[tune::tunable]
 fn tiles_on(
     dev: &tune::backend::DeviceInfo,
-    #[tp([8, 16, 32], ts * ts <= dev.max_work_group_size || dev.max_work_group_size == 0)] ts: usize,
+    #[tp([8, 16, 32], ts * ts <= dev.max_work_group_size || dev.max_work_group_size == 0)]
+    ts: usize,
     #[tp([1, 2, 4], dev.work_groups_per_cu(ts * ts, Some(32 * wpt), 8 * ts * ts * wpt)
         .is_none_or(|o| o.work_groups >= 2))]
     wpt: usize,
