@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use tune::backend::{Backend, KernelEvaluator, AFTER_COMPILING};
 use tune::results::Named;
-use tune::{Config, Error, Evaluator, Result, Space, Value};
+use tune::{Config, Error, Evaluator, Failure, Result, Space, Value};
 
 use super::cases::dnn_conv::{self, Check, DnnConv, Layer, Levels, ALEXNET, VGG16};
 use super::{Budget, Options, Study, Target};
@@ -404,8 +404,20 @@ fn pruning<B: Backend>(backend: Arc<B>, args: &Args, layer: Layer) -> Result<()>
     measure_rejected(backend, args, layer, &space, &r.records)
 }
 
+/// A configuration rejected after compiling: its values, its status, the seconds its
+/// compilation and checks took, and where it came from.
+struct Rejected {
+    values: Named<Value>,
+    status: String,
+    prepare_s: f64,
+    from: &'static str,
+}
+
 /// Measures up to `args.measure_rejected` configurations that were rejected after
-/// compiling, with the post-compilation checks off: what rejecting them saved.
+/// compiling, with the post-compilation checks off: what rejecting them saved. The
+/// search's own rejections come first; if it made fewer, configurations that the hardware
+/// level pruned from the space are compiled until the checks reject enough of them (what
+/// the checks would have caught had the space not pruned them).
 fn measure_rejected<B: Backend>(
     backend: Arc<B>,
     args: &Args,
@@ -413,7 +425,7 @@ fn measure_rejected<B: Backend>(
     space: &Space,
     records: &[tune::results::Record],
 ) -> Result<()> {
-    let rejected: Vec<(Config, String, f64)> = records
+    let mut rejected: Vec<Rejected> = records
         .iter()
         .filter(|r| {
             r.status.starts_with("invalid")
@@ -422,40 +434,59 @@ fn measure_rejected<B: Backend>(
                     .unwrap_or("")
                     .starts_with(AFTER_COMPILING)
         })
-        .filter_map(|r| Some((r.config.config(space).ok()?, r.status.clone(), r.prepare_s)))
+        .filter_map(|r| {
+            Some(Rejected {
+                values: Named::of(space, &r.config.config(space).ok()?),
+                status: r.status.clone(),
+                prepare_s: r.prepare_s,
+                from: "the search",
+            })
+        })
         .take(args.measure_rejected)
         .collect();
+    let target = Target::of(backend.as_ref())?;
+    // Both evaluators work on the software level's space, which holds both kinds.
+    let wide = dnn_conv::space(&layer, &target, Levels::Software)?;
+    let want = args.measure_rejected.saturating_sub(rejected.len());
+    if want > 0 {
+        rejected.extend(rejected_when_unpruned(
+            &backend, args, layer, &target, &wide, want,
+        )?);
+    }
     if rejected.is_empty() {
         println!("nothing was rejected after compiling: no time saved to report");
         return Ok(());
     }
-    let target = Target::of(backend.as_ref())?;
     let unchecked = DnnConv {
         post_checks: false,
         ..args.study(layer)
     };
     let spec = unchecked.spec(&target, unchecked.source(&target)?)?;
-    let ev = KernelEvaluator::<B>::new(backend, space, spec)?;
+    let ev = KernelEvaluator::<B>::new(backend, &wide, spec)?;
     println!(
         "measured anyway, {} of the configurations rejected after compiling:",
         rejected.len()
     );
     let (mut run_total, mut check_total) = (0.0, 0.0);
-    for (c, status, prepare_s) in &rejected {
-        let prepared = ev.prepare(space, c);
+    for r in &rejected {
+        let c = wide.config_from_values(r.values.0.iter().map(|(n, v)| (n.as_str(), v.clone())))?;
+        let prepared = ev.prepare(&wide, &c);
         let t = Instant::now();
-        let m = prepared.and_then(|p| ev.measure(space, c, p));
+        let m = prepared.and_then(|p| ev.measure(&wide, &c, p));
         let run = t.elapsed().as_secs_f64();
         run_total += run;
-        check_total += prepare_s;
+        check_total += r.prepare_s;
+        let (status, from) = (&r.status, r.from);
         match m {
             Ok(m) => println!(
-                "  {status}: measuring took {run:.3} s ({:.3} ms per run, {:.2} TFLOP/s); {}",
+                "  {status} (from {from}): compiling and checking took {:.3} s, measuring {run:.3} s \
+                 ({:.3} ms per run, {:.2} TFLOP/s); {}",
+                r.prepare_s,
                 m.cost.as_secs_f64() * 1e3,
                 layer.flops() / m.cost.as_secs_f64() / 1e12,
-                space.describe(c)
+                wide.describe(&c)
             ),
-            Err(f) => println!("  {status}: measuring took {run:.3} s and failed: {f}"),
+            Err(f) => println!("  {status} (from {from}): measuring took {run:.3} s and failed: {f}"),
         }
     }
     println!(
@@ -474,4 +505,73 @@ fn measure_rejected<B: Backend>(
         run_total / rejected.len() as f64
     );
     Ok(())
+}
+
+/// Up to `want` configurations of `wide` that the hardware level prunes and the
+/// post-compilation checks reject, compiled in parallel in a fixed scattered order; at
+/// most 4 compilations per configuration wanted.
+fn rejected_when_unpruned<B: Backend>(
+    backend: &Arc<B>,
+    args: &Args,
+    layer: Layer,
+    target: &Target,
+    wide: &Space,
+    want: usize,
+) -> Result<Vec<Rejected>> {
+    let study = args.study(layer);
+    let spec = study.spec(target, study.source(target)?)?;
+    let ev = KernelEvaluator::<B>::new(backend.clone(), wide, spec)?;
+    let n = wide.len();
+    // Indices scattered over the space by a fixed odd multiplier (no randomness to seed).
+    let candidates: Vec<Config> = (0..n.min(1 << 20))
+        .map(|k| (k * 0x9E37_79B9_7F4A_7C15) % n)
+        .filter_map(|i| wide.get(i))
+        .filter(|c| !dnn_conv::hardware_allows(target, c))
+        .take(4 * want)
+        .collect();
+    let threads = std::thread::available_parallelism().map_or(2, |t| t.get());
+    let mut found = Vec::new();
+    for chunk in candidates.chunks(threads) {
+        let outcomes: Vec<(f64, std::result::Result<(), Failure>)> = std::thread::scope(|s| {
+            let handles: Vec<_> = chunk
+                .iter()
+                .map(|c| {
+                    let ev = &ev;
+                    s.spawn(move || {
+                        let t = Instant::now();
+                        let r = ev.prepare(wide, c).map(drop);
+                        (t.elapsed().as_secs_f64(), r)
+                    })
+                })
+                .collect();
+            handles
+                .into_iter()
+                .map(|h| {
+                    h.join().unwrap_or_else(|_| {
+                        (
+                            0.0,
+                            Err(Failure::Other("a compilation thread panicked".into())),
+                        )
+                    })
+                })
+                .collect()
+        });
+        for (c, (prepare_s, r)) in chunk.iter().zip(outcomes) {
+            if let Err(f @ Failure::Rejected { detail, .. }) = &r {
+                if detail.starts_with(AFTER_COMPILING) {
+                    found.push(Rejected {
+                        values: Named::of(wide, c),
+                        status: f.status(),
+                        prepare_s,
+                        from: "the configurations the hardware level pruned",
+                    });
+                }
+            }
+        }
+        if found.len() >= want {
+            break;
+        }
+    }
+    found.truncate(want);
+    Ok(found)
 }

@@ -371,6 +371,14 @@ fn hardware_ok(v: &[usize], dev: &DeviceInfo, language: Language, minb: Option<u
         && occupancy >= 2.max(minb.unwrap_or(1))
 }
 
+/// Whether `config` (of a space of this case on `target`, at any level) passes the
+/// hardware level: what the post-compilation checks would see if the space did not prune.
+pub fn hardware_allows(target: &Target, config: &Config) -> bool {
+    let v: Vec<usize> = (0..=PADB).map(|s| config.get::<usize>(s)).collect();
+    let minb = (target.language == Language::Cuda).then(|| config.get::<usize>(MINB));
+    hardware_ok(&v, &target.device, target.language, minb)
+}
+
 /// The space of `layer` on `target` with the constraints of `levels`.
 ///
 /// # Errors
