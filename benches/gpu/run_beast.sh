@@ -4,11 +4,11 @@
 # through PyTorch on the same shapes; the pruning table of AlexNet L2 with the time saved
 # by rejecting after compilation; the kernel-property tests with the GPU required.
 # Two calls, each under the GPU machine's 10 minutes per command: `a` (tests, cuDNN,
-# AlexNet; about 5 minutes) and `b` (VGG16, pruning table; about 6 minutes). The tuning
+# AlexNet, and AlexNet L2 and L3 on NVIDIA's OpenCL; about 6 minutes) and `b` (VGG16, pruning table; about 6 minutes). The tuning
 # itself (AlexNet 5 x 25 s, VGG16 9 x 20 s) stays under 8 minutes of device time.
 #
 # Build where cargo is (no GPU needed), then run on the GPU machine:
-#   cargo build --release --features cuda --example dnn_conv
+#   cargo build --release --features cuda,opencl --example dnn_conv
 #   cargo test --release --features cuda --no-run --test cuda
 #   mkdir -p .device-bin/beast
 #   cp target/release/examples/dnn_conv .device-bin/beast/
@@ -16,7 +16,7 @@
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh a     # logs in $OUT
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh b
 #   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/cudnn.tsv
-# A part alone: tests, cudnn, alexnet, vgg16 or prune.
+# A part alone: tests, cudnn, alexnet, opencl, vgg16 or prune.
 B=${B:-.device-bin/beast}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc on LD_LIBRARY_PATH, TF32 off
 OUT=${OUT:-/tmp/beast-out}
@@ -27,18 +27,23 @@ t0=$(date +%s)
 if wants a tests; then
   echo "### kernel-property tests on the GPU (TUNE_REQUIRE_CUDA=1)"
   for f in _checked rejected case_dnn_conv every_failure_kind; do
-    TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+    TUNE_REQUIRE_CUDA=1 timeout 40 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
       grep -E "^test |test result|panicked|note:"
   done | tee "$OUT/tests.log"
 fi
 if wants a cudnn; then
   echo "### cuDNN through PyTorch (TF32 off)"
-  NVIDIA_TF32_OVERRIDE=0 timeout 150 python3 benches/gpu/cudnn_conv.py alexnet vgg16 | tee "$OUT/cudnn.tsv"
+  NVIDIA_TF32_OVERRIDE=0 timeout 120 python3 benches/gpu/cudnn_conv.py alexnet vgg16 | tee "$OUT/cudnn.tsv"
 fi
 if wants a alexnet; then
   echo "### AlexNet, batch 128: 80 evaluations or 25 s per layer"
   timeout 240 bash $R "$B/dnn_conv" --backend cuda --net alexnet --evals 80 --seconds 25 2>&1 |
     tee "$OUT/alexnet.log" | grep -vE '^\s*$'
+fi
+if wants a opencl; then
+  echo "### the same kernel on NVIDIA's OpenCL: AlexNet L2 and L3, 20 s each"
+  TUNE_OPENCL_DEVICE=nvidia timeout 75 bash $R "$B/dnn_conv" --backend opencl --net alexnet \
+    --layers L2,L3 --evals 40 --seconds 20 2>&1 | tee "$OUT/opencl.log" | grep -vE '^\s*$'
 fi
 if wants b vgg16; then
   echo "### VGG16, batch 128: 40 evaluations or 20 s per layer"
