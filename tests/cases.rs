@@ -372,6 +372,21 @@ fn dnn_conv_levels_prune_in_order_and_every_layer_has_a_space() {
     assert!(l2[3].1 > 0, "{l2:?}");
 }
 
+/// The pruning report's fill-up draws what the hardware level removed: the predicate it
+/// uses accepts exactly the hardware-level space within the software-level one.
+#[test]
+fn dnn_conv_hardware_predicate_is_the_hardware_level() {
+    use common::beast::SMALL;
+    use common::cases::dnn_conv::{hardware_allows, space, Levels, ALEXNET};
+    for (layer, t) in [(SMALL[1], h100()), (ALEXNET[1], on(Language::OpenCl))] {
+        let wide = space(&layer, &t, Levels::Software).unwrap();
+        let kept = wide.iter().filter(|c| hardware_allows(&t, c)).count();
+        let hw = space(&layer, &t, Levels::Hardware).unwrap();
+        assert_eq!(kept as u128, hw.len(), "{}", layer.name);
+        assert!(hw.len() < wide.len(), "{}", layer.name);
+    }
+}
+
 #[test]
 fn dnn_conv_layers_have_beasts_shapes() {
     use common::cases::dnn_conv::ALEXNET;
