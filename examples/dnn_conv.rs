@@ -13,7 +13,9 @@
 //! channels, validated on the host), `--batch N`, `--layers L1,L3`, `--evals N`
 //! (`TUNE_EVALS`), `--seconds S` (`TUNE_SECONDS`), `--prune LAYER`, `--measure-rejected N`
 //! (with `--prune`: measure N configurations that were rejected after compilation, to
-//! show what the rejection saved). Each layer after the first starts from the best of the
+//! show what the rejection saved), `--pass forward|backward-data` (backward-data of the
+//! stride-1 layers, as the forward pass over the output gradient with the filters flipped;
+//! printed as the network `NET-bwd-data`). Each layer after the first starts from the best of the
 //! layer before it, where that configuration is valid.
 
 // Built without a backend, the example only says so (see `common::cli::main`).

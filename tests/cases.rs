@@ -409,6 +409,41 @@ fn dnn_conv_layers_have_beasts_shapes() {
     }
 }
 
+/// Backward-data at stride 1 is the forward pass of the derived layer with the filters
+/// flipped: what lets the forward kernel be tuned for it.
+#[test]
+fn backward_data_is_the_forward_pass_of_the_derived_layer() {
+    use common::cases::dnn_conv::{flip_filters, host_conv, host_conv_backward_data, Layer};
+    let l = Layer {
+        name: "t",
+        nb: 2,
+        c: 3,
+        h: 7,
+        w: 6,
+        ko: 4,
+        r: 3,
+        s: 2,
+        su: 1,
+        sv: 1,
+        ph: 1,
+        pw: 0,
+    };
+    let b = l.backward_data().unwrap();
+    assert_eq!((b.c, b.ko, b.h, b.w, b.ph, b.pw), (4, 3, 7, 5, 1, 1));
+    assert_eq!((b.p(), b.q()), (l.h, l.w));
+    let f = |n: usize, m: usize| {
+        (0..n)
+            .map(|i| ((i * m) % 17) as f32 - 8.0)
+            .collect::<Vec<_>>()
+    };
+    let dy = f(l.nb * l.ko * l.p() * l.q(), 7);
+    let w = f(l.ko * l.c * l.r * l.s, 5);
+    let want = host_conv_backward_data(&l, &dy, &w);
+    assert_eq!(host_conv(&b, &dy, &flip_filters(&l, &w)), want);
+    // A strided layer's backward-data is a transposed convolution: not this kernel's.
+    assert_eq!(Layer { su: 2, ..l }.backward_data(), None);
+}
+
 #[test]
 fn the_host_dnn_convolution_strides_and_pads() {
     use common::cases::dnn_conv::{host_conv, Layer};
@@ -452,4 +487,14 @@ fn the_host_dnn_convolution_strides_and_pads() {
     );
     assert!(args(&["--net", "lenet"]).unwrap().selected().is_err());
     assert!(args(&["--evals", "many"]).is_err());
+    // Backward-data: AlexNet's stride-1 layers as forward layers, L1 (stride 4) skipped.
+    let bwd = args(&["--pass", "backward-data"]).unwrap();
+    let layers = bwd.selected().unwrap();
+    let l2 = common::cases::dnn_conv::ALEXNET[1].backward_data().unwrap();
+    assert_eq!(layers.len(), 4);
+    assert_eq!(layers[0], l2);
+    assert_eq!(bwd.label(), "alexnet-bwd-data");
+    let l1 = args(&["--pass", "backward-data", "--layers", "L1"]).unwrap();
+    assert!(l1.selected().is_err());
+    assert!(args(&["--pass", "sideways"]).is_err());
 }

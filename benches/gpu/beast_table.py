@@ -1,7 +1,7 @@
 """Joins the `LAYER` lines of examples/dnn_conv.rs and the `CUDNN` lines of
 benches/gpu/cudnn_conv.py into the per-layer table of bench/beast/RESULTS.md.
 
-    python3 benches/gpu/beast_table.py tune.log cudnn.tsv
+    python3 benches/gpu/beast_table.py alexnet.log vgg16.log alexnet-bwd.log cudnn.tsv
 """
 import sys
 

@@ -3,14 +3,17 @@ timed as tune times its kernel: CUDA events around back-to-back calls on one str
 warm-ups first, the median of the samples. TF32 off (fp32 FFMA, as the tuned kernel);
 cudnn.benchmark on, so cuDNN picks its fastest algorithm for each shape first.
 
-    python3 benches/gpu/cudnn_conv.py alexnet vgg16 > cudnn.tsv
+    python3 benches/gpu/cudnn_conv.py alexnet vgg16 alexnet-bwd-data > cudnn.tsv
 
-Prints one `CUDNN<TAB>net<TAB>layer<TAB>ms<TAB>TFLOP/s` line per layer.
+Prints one `CUDNN<TAB>net<TAB>layer<TAB>ms<TAB>TFLOP/s` line per layer. `NET-bwd-data`:
+cuDNN's backward-data (the input's gradient, torch.nn.grad.conv2d_input) of NET's
+stride-1 layers, which examples/dnn_conv.rs `--pass backward-data` tunes.
 """
 import sys
 
 import torch
 import torch.nn.functional as F
+from torch.nn.grad import conv2d_input
 
 # (name, C, H=W, K, R=S, stride, pad) at batch 128: examples/common/cases/dnn_conv.rs.
 NETS = {
@@ -35,23 +38,28 @@ NETS = {
 }
 
 
-def time_layer(c, hw, k, rs, stride, pad, batch=128, samples=7, per_sample=10):
+def time_layer(c, hw, k, rs, stride, pad, bwd=False, batch=128, samples=7, per_sample=10):
+    p = (hw + 2 * pad - rs) // stride + 1
     x = torch.randn(batch, c, hw, hw, device="cuda")
     w = torch.randn(k, c, rs, rs, device="cuda")
+    if bwd:
+        dy = torch.randn(batch, k, p, p, device="cuda")
+        call = lambda: conv2d_input(x.shape, w, dy, stride=stride, padding=pad)
+    else:
+        call = lambda: F.conv2d(x, w, stride=stride, padding=pad)
     for _ in range(3):  # warm-up, and cuDNN's algorithm search
-        F.conv2d(x, w, stride=stride, padding=pad)
+        call()
     torch.cuda.synchronize()
     times = []
     for _ in range(samples):
         start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
         start.record()
         for _ in range(per_sample):
-            F.conv2d(x, w, stride=stride, padding=pad)
+            call()
         end.record()
         end.synchronize()
         times.append(start.elapsed_time(end) / per_sample)
     times.sort()
-    p = (hw + 2 * pad - rs) // stride + 1
     flops = 2.0 * k * batch * p * p * c * rs * rs
     ms = times[len(times) // 2]
     return ms, flops / (ms * 1e-3) / 1e12
@@ -64,8 +72,11 @@ def main():
     print(f"# {torch.cuda.get_device_name()} torch {torch.__version__} cudnn {torch.backends.cudnn.version()}",
           file=sys.stderr)
     for net in sys.argv[1:] or ["alexnet"]:
-        for name, *shape in NETS[net]:
-            ms, tflops = time_layer(*shape)
+        base, bwd = net.removesuffix("-bwd-data"), net.endswith("-bwd-data")
+        for name, *shape in NETS[base]:
+            if bwd and shape[4] != 1:
+                continue  # strided: a transposed convolution, not tuned here
+            ms, tflops = time_layer(*shape, bwd=bwd)
             print(f"CUDNN\t{net}\t{name}\t{ms:.6f}\t{tflops:.3f}", flush=True)
 
 

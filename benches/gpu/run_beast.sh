@@ -4,8 +4,9 @@
 # through PyTorch on the same shapes; the pruning table of AlexNet L2 with the time saved
 # by rejecting after compilation; the kernel-property tests with the GPU required.
 # Two calls, each under the GPU machine's 10 minutes per command: `a` (tests, cuDNN,
-# AlexNet, and AlexNet L2 and L3 on NVIDIA's OpenCL; about 6 minutes) and `b` (VGG16, pruning table; about 6 minutes). The tuning
-# itself (AlexNet 5 x 25 s, VGG16 9 x 20 s) stays under 8 minutes of device time.
+# AlexNet, and AlexNet L2 and L3 on NVIDIA's OpenCL; about 6 minutes) and `b` (VGG16,
+# pruning table, backward-data of AlexNet L2-L5; about 7 minutes). The tuning itself
+# (AlexNet 5 x 25 s, VGG16 9 x 20 s, backward-data 4 x 15 s) stays under 8 minutes.
 #
 # Build where cargo is (no GPU needed), then run on the GPU machine:
 #   cargo build --release --features cuda,opencl --example dnn_conv
@@ -15,8 +16,8 @@
 #   cp "$(ls -t target/release/deps/cuda-* | grep -v '\.d$' | head -1)" .device-bin/beast/cuda_test
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh a     # logs in $OUT
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh b
-#   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/cudnn.tsv
-# A part alone: tests, cudnn, alexnet, opencl, vgg16 or prune.
+#   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/alexnet-bwd.log $OUT/cudnn.tsv
+# A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd.
 B=${B:-.device-bin/beast}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc on LD_LIBRARY_PATH, TF32 off
 OUT=${OUT:-/tmp/beast-out}
@@ -33,7 +34,7 @@ if wants a tests; then
 fi
 if wants a cudnn; then
   echo "### cuDNN through PyTorch (TF32 off)"
-  NVIDIA_TF32_OVERRIDE=0 timeout 120 python3 benches/gpu/cudnn_conv.py alexnet vgg16 | tee "$OUT/cudnn.tsv"
+  NVIDIA_TF32_OVERRIDE=0 timeout 120 python3 benches/gpu/cudnn_conv.py alexnet vgg16 alexnet-bwd-data | tee "$OUT/cudnn.tsv"
 fi
 if wants a alexnet; then
   echo "### AlexNet, batch 128: 80 evaluations or 25 s per layer"
@@ -54,6 +55,11 @@ if wants b prune; then
   echo "### pruning table, AlexNet L2, and measuring 8 configurations rejected after compiling"
   timeout 120 bash $R "$B/dnn_conv" --backend cuda --net alexnet --prune L2 --evals 60 \
     --seconds 40 --measure-rejected 8 2>&1 | tee "$OUT/prune.log" | grep -vE '^\s*$'
+fi
+if wants b bwd; then
+  echo "### backward-data of AlexNet's stride-1 layers (L2-L5): 40 evaluations or 15 s per layer"
+  timeout 100 bash $R "$B/dnn_conv" --backend cuda --net alexnet --pass backward-data \
+    --evals 40 --seconds 15 2>&1 | tee "$OUT/alexnet-bwd.log" | grep -vE '^\s*$'
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

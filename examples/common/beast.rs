@@ -76,6 +76,9 @@ pub struct Args {
     pub prune: Option<String>,
     /// With `prune`: how many configurations rejected after compiling to measure anyway.
     pub measure_rejected: usize,
+    /// The pass tuned: the forward pass, or backward-data as the forward pass of
+    /// [`Layer::backward_data`].
+    pub backward_data: bool,
 }
 
 impl Args {
@@ -92,6 +95,7 @@ impl Args {
             budget: Budget::from_env(40, 40.0),
             prune: None,
             measure_rejected: 8,
+            backward_data: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -112,6 +116,17 @@ impl Args {
                 "--seconds" => out.budget.seconds = number(value()?)?,
                 "--prune" => out.prune = Some(value()?),
                 "--measure-rejected" => out.measure_rejected = number(value()?)? as usize,
+                "--pass" => {
+                    out.backward_data = match value()?.as_str() {
+                        "forward" => false,
+                        "backward-data" => true,
+                        other => {
+                            return Err(bad(format!(
+                                "`--pass` takes forward or backward-data, not `{other}`"
+                            )))
+                        }
+                    }
+                }
                 other => {
                     return Err(bad(format!(
                         "unknown argument `{other}`; see the top of examples/dnn_conv.rs"
@@ -122,11 +137,41 @@ impl Args {
         Ok(out)
     }
 
-    /// The layers to run.
+    /// The network's name in the results: `alexnet`, or `alexnet-bwd-data` for
+    /// backward-data.
+    pub fn label(&self) -> String {
+        match self.backward_data {
+            true => format!("{}-bwd-data", self.net),
+            false => self.net.clone(),
+        }
+    }
+
+    /// The layers to run: for backward-data, the forward layers that compute it (those
+    /// at stride 1; strided ones are skipped, and named in the error if none is left).
     ///
     /// # Errors
-    /// An unknown network or layer name.
+    /// An unknown network or layer name, or no layer left for the pass.
     pub fn selected(&self) -> Result<Vec<Layer>> {
+        let forward = self.forward_layers()?;
+        if !self.backward_data {
+            return Ok(forward);
+        }
+        let (served, strided): (Vec<Layer>, Vec<Layer>) = forward
+            .into_iter()
+            .partition(|l| l.backward_data().is_some());
+        if served.is_empty() {
+            let names: Vec<&str> = strided.iter().map(|l| l.name).collect();
+            return Err(Error::KernelSpec(format!(
+                "backward-data of {} is a transposed convolution (stride over 1), which this \
+                 kernel does not compute; pick stride-1 layers",
+                names.join(", ")
+            )));
+        }
+        Ok(served.iter().filter_map(Layer::backward_data).collect())
+    }
+
+    /// The forward layers named by the arguments.
+    fn forward_layers(&self) -> Result<Vec<Layer>> {
         let all: Vec<Layer> = match self.net.as_str() {
             "alexnet" => ALEXNET.to_vec(),
             "vgg16" => VGG16.to_vec(),
@@ -222,13 +267,19 @@ pub fn run<B: Backend>(backend: Arc<B>, args: &Args) -> Result<()> {
         return pruning(backend, args, layer);
     }
     let mut tuned: Vec<Tuned> = Vec::new();
+    if args.backward_data {
+        println!(
+            "backward-data: each stride-1 layer as the forward pass over its output gradient \
+             (filters flipped, channels swapped); strided layers are skipped"
+        );
+    }
     for layer in args.selected()? {
         let start = tuned.last().map(|t| t.best.clone());
         let t = tune_layer(backend.clone(), args, layer, start.as_ref())?;
         tuned.push(t);
         println!();
     }
-    print!("{}", table(&args.net, &tuned, peak(backend.as_ref())));
+    print!("{}", table(&args.label(), &tuned, peak(backend.as_ref())));
     Ok(())
 }
 

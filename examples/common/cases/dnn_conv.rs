@@ -97,6 +97,25 @@ impl Layer {
     pub fn batch(self, nb: usize) -> Layer {
         Layer { nb, ..self }
     }
+    /// Backward-data (the gradient of the input) as a forward convolution, where the same
+    /// kernel serves it: at stride 1 it is the forward pass over the output gradient (`ko`
+    /// channels of `p x q`) with the filters flipped and their channels swapped
+    /// ([`flip_filters`]), padded by `r - 1 - ph`. `None` at larger strides (a transposed
+    /// convolution, which this kernel does not compute) or padding of a filter's size.
+    pub fn backward_data(&self) -> Option<Layer> {
+        if self.su != 1 || self.sv != 1 || self.ph >= self.r || self.pw >= self.s {
+            return None;
+        }
+        Some(Layer {
+            c: self.ko,
+            h: self.p(),
+            w: self.q(),
+            ko: self.c,
+            ph: self.r - 1 - self.ph,
+            pw: self.s - 1 - self.pw,
+            ..*self
+        })
+    }
     /// The defines of the layer.
     fn defines(&self) -> [(&'static str, usize); 13] {
         [
@@ -552,6 +571,58 @@ fn transpose(a: &[f32], m: usize, n: usize) -> Vec<f32> {
         }
     }
     t
+}
+
+/// The filters of [`Layer::backward_data`]: `w[k][c][r][s]` of `l` as
+/// `w'[c][k][R-1-r][S-1-s]`.
+pub fn flip_filters(l: &Layer, w: &[f32]) -> Vec<f32> {
+    let mut out = vec![0.0; w.len()];
+    for k in 0..l.ko {
+        for c in 0..l.c {
+            for r in 0..l.r {
+                for s in 0..l.s {
+                    let (fr, fs) = (l.r - 1 - r, l.s - 1 - s);
+                    out[((c * l.ko + k) * l.r + fr) * l.s + fs] =
+                        w[((k * l.c + c) * l.r + r) * l.s + s];
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The gradient of the input from the gradient of the output `dy[n][k][p][q]`, by the
+/// definition (each output's gradient sent back over its window), accumulated in f64:
+/// `dx[n][c][h][w]`.
+pub fn host_conv_backward_data(l: &Layer, dy: &[f32], w: &[f32]) -> Vec<f32> {
+    let (p, q) = (l.p(), l.q());
+    let mut dx = vec![0.0f64; l.nb * l.c * l.h * l.w];
+    for n in 0..l.nb {
+        for k in 0..l.ko {
+            for y in 0..p {
+                for x in 0..q {
+                    let g = f64::from(dy[((n * l.ko + k) * p + y) * q + x]);
+                    for c in 0..l.c {
+                        for r in 0..l.r {
+                            let Some(h) = (y * l.su + r).checked_sub(l.ph).filter(|&h| h < l.h)
+                            else {
+                                continue;
+                            };
+                            for s in 0..l.s {
+                                let Some(v) = (x * l.sv + s).checked_sub(l.pw).filter(|&v| v < l.w)
+                                else {
+                                    continue;
+                                };
+                                let f = f64::from(w[((k * l.c + c) * l.r + r) * l.s + s]);
+                                dx[((n * l.c + c) * l.h + h) * l.w + v] += g * f;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    dx.into_iter().map(|v| v as f32).collect()
 }
 
 /// The forward convolution on the host, accumulated in f64: `out[n][k][p][q]`.
