@@ -18,7 +18,12 @@
 //                registers while this one is multiplied; 0 single buffer
 //   PADA, PADB   padding of the local-memory rows (bank conflicts)
 //   UNR          1: unroll the loop over BK fully
-//   FLAYOUT      filter layout: 0 KCRS (as given), 1 CRSK (transposed once on the host)
+//   KORDER       order of the reduction: 0 c*R*S + r*S + s (the filters' own order);
+//                1 (r*S + s)*C + c, channels innermost (needs BK to divide C): a k step
+//                then has one filter tap (r, s), so each pixel's window is checked once
+//                per step and each element costs an address add, not a division
+//   FLAYOUT      filter layout: 0 out channel major (KCRS, or KRSC for KORDER 1), 1 out
+//                channel minor (CRSK or RSCK); both prepared once on the host
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, (KO/BM) * (NB*P*Q/BN) groups; local
 // memory (DB+1) * BK * (BM+PADA + BN+PADB) floats (CUDA: dynamic shared memory; OpenCL: the
@@ -49,14 +54,22 @@
 #endif
 
 // The filter element (out channel m, reduction index crs), or 0 past C*R*S.
-#if FLAYOUT == 0
-#define FILTER_AT(m, crs) ((crs) < CRS ? LDG(filter_kcrs + (long)(m) * CRS + (crs)) : 0.0f)
+#if KORDER == 0
+#define FILTER_K_MAJOR filter_kcrs
+#define FILTER_K_MINOR filter_crsk
 #else
-#define FILTER_AT(m, crs) ((crs) < CRS ? LDG(filter_crsk + (long)(crs) * KO + (m)) : 0.0f)
+#define FILTER_K_MAJOR filter_krsc
+#define FILTER_K_MINOR filter_rsck
+#endif
+#if FLAYOUT == 0
+#define FILTER_AT(m, crs) ((crs) < CRS ? LDG(FILTER_K_MAJOR + (long)(m) * CRS + (crs)) : 0.0f)
+#else
+#define FILTER_AT(m, crs) ((crs) < CRS ? LDG(FILTER_K_MINOR + (long)(crs) * KO + (m)) : 0.0f)
 #endif
 
-// The filters come in both layouts; FLAYOUT picks one.
-KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk SHARED_PARAM) {
+// The filters come in the four layouts; KORDER and FLAYOUT pick one.
+KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
+                 IN filter_rsck SHARED_PARAM) {
     SHARED_DECL
     LOCAL_PTR As = smem;                       // [NBUF][BK][LDA_S]: filters, transposed
     LOCAL_PTR Bs = smem + NBUF * BK * LDA_S;   // [NBUF][BK][LDB_S]: gathered input
@@ -102,6 +115,11 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk SHARED_PARAM) {
             const int kk = FLAYOUT == 0 ? i % BK : i / BM;                              \
             ra[l] = FILTER_AT(bm + m, (k0) + kk);                                      \
         }                                                                               \
+        LOAD_B(k0)                                                                      \
+    }
+#if KORDER == 0
+#define LOAD_B(k0)                                                                      \
+    {                                                                                   \
         PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
             const int crs = (k0) + row0 + l * BROWS;                                    \
             const int c = crs / RS;                                                     \
@@ -116,6 +134,24 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk SHARED_PARAM) {
             }                                                                           \
         }                                                                               \
     }
+#else
+// One tap (r, s) per k step (BK divides C): the window is checked once per pixel.
+#define LOAD_B(k0)                                                                      \
+    {                                                                                   \
+        const int tap = (k0) / C;                                                       \
+        const int r = tap / S;                                                          \
+        const int s = tap % S;                                                          \
+        const int c0 = (k0) % C + row0;                                                 \
+        PRAGMA(unroll) for (int p = 0; p < LPX; ++p) {                                  \
+            const int h = pix_h[p] + r;                                                 \
+            const int w = pix_w[p] + s;                                                 \
+            const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;  \
+            IN_PTR at = in + pix_base[p] + (long)c0 * H * W + r * W + s;                \
+            PRAGMA(unroll) for (int l = 0; l < LBK; ++l)                                \
+                rb[l * LPX + p] = inside ? LDG(at + (long)(l * BROWS) * H * W) : 0.0f;  \
+        }                                                                               \
+    }
+#endif
 // Registers -> local buffer `buf`.
 #define STORE_TILE(buf)                                                                 \
     {                                                                                   \
@@ -204,7 +240,8 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk SHARED_PARAM) {
 }
 
 // The reference: one work-item per output element, the definition read literally.
-REF_KERNEL(dnn_conv_reference)(OUT out, IN in, IN filter, IN unused SHARED_PARAM) {
+REF_KERNEL(dnn_conv_reference)(OUT out, IN in, IN filter, IN unused1, IN unused2,
+                               IN unused3 SHARED_PARAM) {
     const long g = GID;
     if (g >= NPQ * KO) return;
     const int q = (int)(g % Q);

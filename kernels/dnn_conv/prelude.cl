@@ -3,6 +3,7 @@
 #define REF_KERNEL(name) __kernel void name
 #define IN __global const float* restrict
 #define OUT __global float* restrict
+#define IN_PTR __global const float*
 #define SHARED_PARAM , __local float* smem
 #define SHARED_DECL
 #define SYNC() barrier(CLK_LOCAL_MEM_FENCE)

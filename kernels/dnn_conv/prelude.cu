@@ -3,6 +3,7 @@
 #define REF_KERNEL(name) extern "C" __global__ void name
 #define IN const float* __restrict__
 #define OUT float* __restrict__
+#define IN_PTR const float*
 #define SHARED_PARAM
 #define SHARED_DECL extern __shared__ __align__(16) float smem[];
 #define SYNC() __syncthreads()

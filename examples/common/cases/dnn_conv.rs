@@ -37,8 +37,9 @@ pub mod slot {
     pub const PADB: usize = 8;
     pub const UNR: usize = 9;
     pub const FLAYOUT: usize = 10;
+    pub const KORDER: usize = 11;
     /// CUDA only.
-    pub const MINB: usize = 11;
+    pub const MINB: usize = 12;
 }
 use slot::*;
 
@@ -284,6 +285,7 @@ fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
         ("PADB", vec![0, 4]),
         ("UNR", vec![0, 1]),
         ("FLAYOUT", vec![0, 1]),
+        ("KORDER", vec![0, 1]),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -338,7 +340,7 @@ pub fn derived(v: &[usize]) -> Derived {
 
 /// The values of slots 0 to `last` (the rest 0), which the constraint must declare.
 fn values(b: &Bound, last: usize) -> Vec<usize> {
-    let mut v = vec![0; 12];
+    let mut v = vec![0; 13];
     for (s, x) in v.iter_mut().enumerate().take(last + 1) {
         *x = b.get::<usize>(s);
     }
@@ -405,7 +407,7 @@ pub fn hardware_allows(target: &Target, config: &Config) -> bool {
 pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
     let language = target.language;
     let dev = target.device.clone();
-    let (ko, npq) = (layer.ko, layer.npq());
+    let (ko, npq, channels) = (layer.ko, layer.npq(), layer.c);
     let alg = levels >= Levels::Algorithm;
     let soft = levels >= Levels::Software;
     let hw = levels >= Levels::Hardware;
@@ -428,6 +430,10 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         .label("software: BM divides the out channels")
         .constraint(&[BN], move |b| !soft || npq % b.get::<usize>(BN) == 0)
         .label("software: BN divides batch x output pixels")
+        .constraint(&[BK, KORDER], move |b| {
+            !soft || b.get::<usize>(KORDER) == 0 || channels % b.get::<usize>(BK) == 0
+        })
+        .label("software: channels innermost (KORDER=1) only where BK divides the channels")
         .constraint(&upto(PADB), {
             let dev = dev.clone();
             move |b| !hw || hardware_ok(&values(b, PADB), &dev, language, None)
@@ -478,6 +484,8 @@ impl Study for DnnConv {
         let outputs = l.ko * l.npq();
         let kcrs = BufferArg::random::<f32>(filter, 2);
         let crsk = transpose(super::floats(&kcrs), l.ko, l.crs());
+        let krsc = channels_innermost(&l, super::floats(&kcrs));
+        let rsck = transpose(&krsc, l.ko, l.crs());
         let groups = move |c: &Config| (l.ko / c.get::<usize>(BM)) * (l.npq() / c.get::<usize>(BN));
         let mut spec = KernelSpec::new(source, "dnn_conv");
         for (name, value) in l.defines() {
@@ -495,6 +503,8 @@ impl Study for DnnConv {
             .buffer(BufferArg::random::<f32>(input, 1))
             .buffer(kcrs)
             .buffer(BufferArg::from_vec(crsk))
+            .buffer(BufferArg::from_vec(krsc))
+            .buffer(BufferArg::from_vec(rsck))
             .local_buffer::<f32>(|c| {
                 let v: Vec<usize> = (0..=PADB).map(|s| c.get::<usize>(s)).collect();
                 derived(&v).local_bytes / 4
@@ -538,7 +548,8 @@ impl Study for DnnConv {
 
     fn known_good(&self, _target: &Target, space: &Space) -> Vec<Config> {
         // The shape of the SGEMM case's best on an H200 (kernels/sgemm.cu, 64 x 128 tiles of
-        // 8 x 8 per work-item), where it fits this layer.
+        // 8 x 8 per work-item), where it fits this layer: channels innermost where they
+        // divide, else in the filters' order.
         let values = [
             ("BM", 64),
             ("BN", 128),
@@ -554,11 +565,19 @@ impl Study for DnnConv {
             ("MINB", 2),
         ];
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
-        let given = values
-            .iter()
-            .filter(|(n, _)| names.contains(n))
-            .map(|&(n, v)| (n, tune::Value::Int(v)));
-        space.config_from_values(given).into_iter().collect()
+        [1, 0]
+            .into_iter()
+            .filter_map(|order| {
+                let given = values
+                    .iter()
+                    .copied()
+                    .chain([("KORDER", order)])
+                    .filter(|(n, _)| names.contains(n))
+                    .map(|(n, v)| (n, tune::Value::Int(v)));
+                space.config_from_values(given).ok()
+            })
+            .take(1)
+            .collect()
     }
 }
 
@@ -571,6 +590,21 @@ fn transpose(a: &[f32], m: usize, n: usize) -> Vec<f32> {
         }
     }
     t
+}
+
+/// The filters `w[k][c][r][s]` of `l` with the channels innermost: `w[k][r][s][c]`, the
+/// order of the reduction when `KORDER` is 1.
+fn channels_innermost(l: &Layer, w: &[f32]) -> Vec<f32> {
+    let rs = l.r * l.s;
+    let mut out = vec![0.0; w.len()];
+    for k in 0..l.ko {
+        for c in 0..l.c {
+            for t in 0..rs {
+                out[(k * rs + t) * l.c + c] = w[(k * l.c + c) * rs + t];
+            }
+        }
+    }
+    out
 }
 
 /// The filters of [`Layer::backward_data`]: `w[k][c][r][s]` of `l` as
