@@ -1,7 +1,62 @@
 #![doc = include_str!("../README.md")]
+//!
+//! # How the API is organised
+//!
+//! This crate is the facade: it re-exports the engine (`tune-runtime`) and the macros
+//! (`tune-macros`) by name, and what is listed here is the whole public API
+//! (`tests/public_api.rs` pins it).
+//!
+//! - [`prelude`]: `use tune::prelude::*;` brings what a program that declares a space
+//!   ([`space!`], [`tunable`], [`Enum`]) and tunes it with a [`Tuner`] writes.
+//! - At the root: the macros, [`Error`] and [`Result`], and the names most programs write
+//!   (the space and its configurations, parameters of user types, the evaluator trait and
+//!   its failures, techniques, the tuner and its result, [`testing`] for tuning in
+//!   `cargo test`). `cuda` (feature `cuda`) is [`backend::cuda`](crate::backend).
+//! - One module per piece of the engine, in the order data flows through them:
+//!   [`param`] → [`space`](mod@space) → [`search`] and [`abort`] → [`evaluate`] (with [`cost`],
+//!   [`backend`], [`measure`], [`simulate`]) → [`tuner`] → [`results`]; and tools over
+//!   results: [`import`], [`t1`], [`summary`], [`score`], `plot` (feature `plot`),
+//!   [`watch`].
+//! - Every fallible call returns [`Result`]; [`Error`] is one `#[non_exhaustive]` enum whose
+//!   variants carry what a caller matches on (the parameter, constraint, file, format
+//!   version, T1 expression and column, the driver's error code, the reference kernel's
+//!   [`Failure`]). A configuration that fails is no error: it is recorded as a [`Failure`]
+//!   and the search goes on.
+//! - Not public API: `__private`, what the macros expand to (hidden, may change in any
+//!   release), and `#[doc(hidden)]` hooks named `__*` that tests and benches use.
 #![warn(missing_docs)]
 
-pub use tune_runtime::*;
+// The engine's modules, one per piece of the design.
+pub use tune_runtime::{
+    abort, backend, cost, evaluate, import, measure, param, results, score, search, simulate,
+    space, summary, t1, tuner, watch,
+};
+
+/// Plots of tuning runs (feature `plot`).
+#[cfg(feature = "plot")]
+#[cfg_attr(docsrs, doc(cfg(feature = "plot")))]
+pub use tune_runtime::plot;
+
+/// The CUDA backend (feature `cuda`), also at `backend::cuda`.
+#[cfg(feature = "cuda")]
+#[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+#[doc(no_inline)]
+pub use tune_runtime::cuda;
+
+// The names most programs write.
+pub use tune_runtime::{technique_by_name, Technique, TechniqueKind};
+pub use tune_runtime::{Bound, Config, Neighbourhood, Param, Space, SpaceBuilder, Value};
+pub use tune_runtime::{Cost, Evaluator, Failure, Measured};
+pub use tune_runtime::{EnumParam, Kind, ParamType};
+pub use tune_runtime::{Error, Result};
+pub use tune_runtime::{Tuner, TuningResult};
+
+/// Tuning in `cargo test` (also at `tuner::testing`).
+#[doc(no_inline)]
+pub use tune_runtime::testing;
+
+/// Generates the backend conformance tests (see [`backend::conformance`]).
+pub use tune_runtime::testgen_backend;
 
 /// Declares a search space; evaluates to [`Result<Space>`](crate::Space).
 ///
@@ -132,6 +187,7 @@ pub use tune_macros::space;
 /// - `name = "..."`: the tunable's name in the database (default `module::path::function`);
 /// - `where = EXPR`, as often as needed: a stand-alone constraint over the `#[tp]`
 ///   arguments (see [`space!`]), checked once the last argument it reads is bound;
+/// - `online`: also generates an online tuner (see below);
 /// - `crate = "path"`: a renamed facade.
 ///
 /// ```
@@ -172,6 +228,73 @@ pub use tune_macros::space;
 /// // `saxpy_auto(2.0, &x, &mut y)?` runs it, from the default database.
 /// # std::fs::remove_dir_all(&dir).ok();
 /// # Ok::<(), tune::Error>(())
+/// ```
+///
+/// # Host functions that launch kernels
+///
+/// The function takes a device handle, a [`Queue`](backend::composition::Queue), compiles
+/// its kernels through it (once per source and defines) and returns their device time, the
+/// cost (KTT's tuned host code; for several kernels tuned as one unit with a reference and
+/// restored inputs, see [`backend::composition`]):
+///
+/// ```no_run
+/// # #[cfg(feature = "opencl")] mod m {
+/// use std::time::Duration;
+/// use tune::backend::composition::{Buffer, KernelSource, Queue};
+/// use tune::backend::opencl::OpenCl;
+/// use tune::Failure;
+///
+/// const SRC: &str = "__kernel void scale(__global const float* x, __global float* y) { /* .. */ }";
+///
+/// #[tune::tunable(online, device = q.name(), input(n = x.len()))]
+/// fn scale(
+///     q: &Queue<OpenCl>,
+///     x: &Buffer<OpenCl, f32>,
+///     y: &mut Buffer<OpenCl, f32>,
+///     #[tp([32, 64, 128])] ls: usize,
+///     #[tp([1, 2, 4], divides(x.len() / ls))] wpt: usize,
+/// ) -> Result<Duration, Failure> {
+///     let k = q.kernel(&KernelSource::new(SRC, "scale").define("LS", ls).define("WPT", wpt))?;
+///     q.launch(&k).global([x.len() / wpt]).local([ls]).arg(x).arg(&*y).run()
+/// }
+/// # }
+/// ```
+///
+/// # Online tuning
+///
+/// With `online`, `XConfig::online()` makes an online tuner of the function
+/// ([`tuner::online`]), for the application's own loop: `tuner.call(arguments, check)` runs
+/// the function with the next configuration to try and returns its result; the first result
+/// of each configuration goes through `check(&result, arguments..)` (`&mut` ones as `&`),
+/// and a wrong one never reaches the caller (the call runs a validated configuration
+/// instead). After the exploration (the abort condition, else 50 configurations) every call
+/// runs the best. `.prepare(|cfg| ..)` compiles configurations ahead on a background
+/// thread; `.with(|o| o.log(path))` keeps the progress, so a restarted application goes on
+/// where it stopped.
+///
+/// ```no_run
+/// # #[cfg(feature = "opencl")] mod m {
+/// # use std::time::Duration;
+/// # use tune::backend::composition::{Buffer, KernelSource, Queue};
+/// # use tune::backend::opencl::OpenCl;
+/// # use tune::Failure;
+/// # const SRC: &str = "";
+/// # #[tune::tunable(online, device = q.name(), input(n = x.len()))]
+/// # fn scale(q: &Queue<OpenCl>, x: &Buffer<OpenCl, f32>, y: &mut Buffer<OpenCl, f32>,
+/// #     #[tp([32, 64, 128])] ls: usize) -> Result<Duration, Failure> { todo!() }
+/// # fn main() -> tune::Result<()> {
+/// let q = Queue::new(OpenCl::first()?);
+/// let x = q.buffer(&vec![1.0f32; 1 << 20])?;
+/// let mut y = q.zeros::<f32>(1 << 20)?;
+/// let mut tuner = ScaleConfig::online().with(|o| o.log("target/tune/scale-online.jsonl"));
+/// for _frame in 0..1000 {
+///     tuner.call(&q, &x, &mut y, |_, q, _, y| {
+///         let ok = q.read(y).map_err(|e| Failure::Other(e.to_string()))?.iter().all(|&v| v == 3.0);
+///         if ok { Ok(()) } else { Err(Failure::WrongResult("y != 3 x".into())) }
+///     })??;
+/// }
+/// # Ok(()) }
+/// # }
 /// ```
 ///
 /// Inside a test (the cargo-test flow), or with [`test`](macro@test):
@@ -232,8 +355,37 @@ pub use tune_macros::Enum;
 #[doc(hidden)]
 pub use tune_runtime::__private;
 
-/// The names most programs need.
+/// What a program that declares a space and tunes it writes: `use tune::prelude::*;`.
+///
+/// The macros [`space!`](crate::space!), [`tunable`](macro@crate::tunable) and
+/// [`Enum`](macro@crate::Enum); the space, its parameters and configurations; the tuner,
+/// the techniques and the two most used abort conditions (and `.and()`/`.or()` on every
+/// condition); evaluators, the closure evaluator and failures; the tuning database; and
+/// [`Error`]. Left out on purpose: `Result`
+/// (it would shadow the standard one; write `tune::Result`) and the `test` attribute (it
+/// would shadow `#[test]`; write `#[tune::test]`).
+///
+/// ```
+/// use tune::prelude::*;
+///
+/// let space = space! { WPT: usize in [1, 2, 4, 8]; PAD: bool; }?;
+/// let cost = Closure::new(|c: &Config| -> Result<f64, Failure> {
+///     let (wpt, pad): (usize, bool) = (c.get(0), c.get(1));
+///     Ok((wpt as f64 - 4.0).abs() + if pad { 0.5 } else { 0.0 })
+/// });
+/// let result = Tuner::new(space, cost)
+///     .abort(Evaluations(8) | Elapsed(std::time::Duration::from_secs(10)))
+///     .progress(false)
+///     .run()?;
+/// assert_eq!(result.best.config.get::<usize>(0), 4);
+/// # Ok::<(), Error>(())
+/// ```
 pub mod prelude {
     pub use tune_macros::{space, tunable, Enum};
+    pub use tune_runtime::abort::{AbortExt as _, Elapsed, Evaluations};
+    pub use tune_runtime::evaluate::closure::Closure;
+    pub use tune_runtime::results::Database;
     pub use tune_runtime::{Config, Neighbourhood, Param, Space, SpaceBuilder, Value};
+    pub use tune_runtime::{Error, Evaluator, Failure, Measured};
+    pub use tune_runtime::{Technique, TechniqueKind, Tuner, TuningResult};
 }

@@ -28,6 +28,16 @@ echo "commit ${TUNE_COMMIT:-unknown}; $(date -u +%FT%TZ)"
 echo "clocks (name, driver, sm MHz, mem MHz, max sm MHz, temperature, power, throttle): $(clocks)"
 keep() { grep -E "^(case|tuned|best|time|re-measured|RESULT|TIMER)|error|Error"; }
 
+conv_repeat() {
+  for seed in $SEEDS; do
+    echo "### conv 8192x4096 3x3, seed $seed"
+    TUNE_SEED=$seed TUNE_DB="$OUT/db-conv-$seed" TUNE_EVALS=${CONV_EVALS:-150} \
+      TUNE_SECONDS=${CONV_SECONDS:-30} timeout $((${CONV_SECONDS:-30} + 70)) \
+      bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
+    echo "clocks: $(clocks)"
+  done
+}
+
 case "${1:-repeat}" in
 repeat)
   for seed in $SEEDS; do
@@ -36,22 +46,24 @@ repeat)
       TUNE_SECONDS=${GEMM_SECONDS:-45} timeout 120 bash $R "$B/gemm" --backend cuda 4096 2>&1 | keep
     echo "clocks: $(clocks)"
   done
-  for seed in $SEEDS; do
-    echo "### conv 8192x4096 3x3, seed $seed"
-    TUNE_SEED=$seed TUNE_DB="$OUT/db-conv-$seed" TUNE_EVALS=${CONV_EVALS:-150} \
-      TUNE_SECONDS=${CONV_SECONDS:-30} timeout 100 bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
-    echo "clocks: $(clocks)"
-  done
+  conv_repeat
+  ;;
+conv)
+  # The convolution alone, e.g. with a larger budget: CONV_SECONDS=90 CONV_EVALS=400.
+  conv_repeat
   ;;
 timer)
   # Each kernel tuned briefly into a database of its own, then its best checked.
-  echo "### tuning the three kernels briefly"
-  TUNE_DB="$OUT/timer-gemm" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/gemm" --backend cuda 4096 2>&1 | keep
-  TUNE_DB="$OUT/timer-conv" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
-  TUNE_DB="$OUT/timer-saxpy" TUNE_EVALS=60 TUNE_SECONDS=20 timeout 90 bash $R "$B/saxpy" --backend cuda 67108864 2>&1 | keep
+  # TIMER_KERNELS picks some of them, e.g. TIMER_KERNELS=conv.
+  K=${TIMER_KERNELS:-gemm conv saxpy}
+  echo "### tuning the kernels briefly: $K"
+  [[ $K == *gemm* ]] && TUNE_DB="$OUT/timer-gemm" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/gemm" --backend cuda 4096 2>&1 | keep
+  [[ $K == *conv* ]] && TUNE_DB="$OUT/timer-conv" TUNE_EVALS=60 TUNE_SECONDS=25 timeout 90 bash $R "$B/conv" --backend cuda 8192 4096 3 2>&1 | keep
+  [[ $K == *saxpy* ]] && TUNE_DB="$OUT/timer-saxpy" TUNE_EVALS=60 TUNE_SECONDS=20 timeout 90 bash $R "$B/saxpy" --backend cuda 67108864 2>&1 | keep
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   for c in "gemm:4096 gemm sgemm" "conv:8192:4096:3 conv conv" "saxpy:67108864 saxpy saxpy"; do
     set -- $c
+    [[ $K == *$2* ]] || continue
     echo "### timer check $1"
     TUNE_DB="$OUT/timer-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" 2>&1 | keep
     TUNE_DB="$OUT/timer-$2" timeout 120 bash $R "$B/timer_check" --backend cuda "$1" --plain 30 2>&1 | keep
@@ -66,7 +78,8 @@ if not rows:
     sys.exit("NCU\tno profile rows (see the .err file)")
 head = rows[0]
 vi, ui = head.index("Metric Value"), head.index("Metric Unit")
-scale = {"nsecond": 1e-3, "usecond": 1.0, "msecond": 1e3, "second": 1e6}
+scale = {"nsecond": 1e-3, "ns": 1e-3, "usecond": 1.0, "us": 1.0, "msecond": 1e3, "ms": 1e3,
+         "second": 1e6, "s": 1e6}
 t = [float(r[vi].replace(",", "")) * scale[r[ui]] for r in rows[1:] if r[vi]]
 last = t[-30:]
 print(f"NCU\t{len(t)} launches profiled; last {len(last)}: median {statistics.median(last):.3f} us, "
@@ -77,7 +90,7 @@ PY
   echo "clocks: $(clocks)"
   ;;
 *)
-  echo "usage: run_trust.sh repeat|timer" >&2
+  echo "usage: run_trust.sh repeat|conv|timer" >&2
   exit 2
   ;;
 esac

@@ -10,7 +10,7 @@ use crate::decl::parse_crate_path;
 use crate::diag::{closest, list, Errors};
 
 /// The keys of `#[tunable(..)]`.
-pub const KEYS: [&str; 9] = [
+pub const KEYS: [&str; 10] = [
     "crate",
     "technique",
     "abort",
@@ -20,6 +20,7 @@ pub const KEYS: [&str; 9] = [
     "device",
     "name",
     "where",
+    "online",
 ];
 
 /// The search techniques that `technique = ..` may name.
@@ -74,6 +75,8 @@ pub struct Options {
     pub name: Option<syn::LitStr>,
     /// `where = EXPR`, any number: stand-alone constraints over the `#[tp]` arguments.
     pub wheres: Vec<syn::Expr>,
+    /// `online`: generate an online tuner too.
+    pub online: Option<Path>,
 }
 
 fn once<T>(slot: &mut Option<T>, v: T, key: &Path, errors: &mut Errors) {
@@ -183,6 +186,16 @@ pub fn parse_options(args: TokenStream, errors: &mut Errors) -> Options {
         } else if meta.path.is_ident("name") {
             let s: syn::LitStr = meta.value()?.parse()?;
             once(&mut o.name, s, &meta.path, errors);
+        } else if meta.path.is_ident("online") {
+            if meta.input.peek(Token![=]) {
+                meta.value()?.parse::<syn::Expr>()?;
+                errors.spanned(
+                    &meta.path,
+                    "`online` takes no value; write `#[tunable(online)]`",
+                );
+            } else {
+                once(&mut o.online, meta.path.clone(), &meta.path, errors);
+            }
         } else {
             let hint = closest(&key, KEYS)
                 .map(|c| format!(" (did you mean `{c}`?)"))

@@ -238,9 +238,7 @@ pub fn check_where(w: &Expr, decls: &[ParamDecl], captured: &[Ident], errors: &m
         if names.contains(&s) || captured.iter().any(|c| *c == s) || !reported.insert(s.clone()) {
             continue;
         }
-        if let Some(p) = misspelling(&s, names.iter().map(String::as_str)) {
-            errors.spanned(n, format!("unknown parameter `{s}`; did you mean `{p}`?"));
-        }
+        misspelled_param(n, &names, errors);
     }
     for call in &refs.calls {
         let Some(f) = call_name(call) else { continue };
@@ -252,16 +250,13 @@ pub fn check_where(w: &Expr, decls: &[ParamDecl], captured: &[Ident], errors: &m
                     "`{fs}(..)` constrains the parameter it is written on, and a stand-alone constraint has none; write the condition out (e.g. `n % X == 0` for `X: .., divides(n)`), or write `{fs}(..)` on the parameter"
                 ),
             );
-        } else if call.args.len() == 1 && !names.contains(&fs) && !captured.iter().any(|c| *c == fs)
-        {
-            if let Some(a) = misspelling(&fs, ALIASES) {
-                errors.spanned(
-                    f,
-                    format!(
-                        "unknown function `{fs}`; the alias `{a}` only applies to a parameter, not in a stand-alone constraint (a function of your own named `{fs}` can be called by path, e.g. `self::{fs}(..)`)"
-                    ),
-                );
-            }
+        } else if let Some(a) = misspelled_alias(call, &fs, &names, captured) {
+            errors.spanned(
+                f,
+                format!(
+                    "unknown function `{fs}`; the alias `{a}` only applies to a parameter, not in a stand-alone constraint (a function of your own named `{fs}` can be called by path, e.g. `self::{fs}(..)`)"
+                ),
+            );
         }
     }
 }
@@ -541,9 +536,7 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
                     if in_macro || captured.iter().any(|c| *c == s) || !reported.insert(s.clone()) {
                         continue;
                     }
-                    if let Some(p) = misspelling(&s, names.iter().map(String::as_str)) {
-                        errors.spanned(n, format!("unknown parameter `{s}`; did you mean `{p}`?"));
-                    }
+                    misspelled_param(n, &names, errors);
                 }
             }
         }
@@ -584,22 +577,41 @@ pub fn check_constraints(i: usize, decls: &[ParamDecl], captured: &[Ident], erro
                         );
                     }
                 }
-            } else if call.args.len() == 1
-                && !names.contains(&fs)
-                && !captured.iter().any(|c| *c == fs)
-            {
-                if let Some(a) = misspelling(&fs, ALIASES) {
-                    errors.spanned(
-                        f,
-                        format!(
-                            "unknown constraint alias `{fs}`; did you mean `{a}`? the aliases are: {} (a function of your own named `{fs}` can be called by path, e.g. `self::{fs}(..)`)",
-                            list(&ALIASES)
-                        ),
-                    );
-                }
+            } else if let Some(a) = misspelled_alias(call, &fs, &names, captured) {
+                errors.spanned(
+                    f,
+                    format!(
+                        "unknown constraint alias `{fs}`; did you mean `{a}`? the aliases are: {} (a function of your own named `{fs}` can be called by path, e.g. `self::{fs}(..)`)",
+                        list(&ALIASES)
+                    ),
+                );
             }
         }
     }
+}
+
+/// A name that is neither a parameter nor a captured value: an error when it is one edit away
+/// from a parameter's name.
+fn misspelled_param(n: &Ident, names: &[String], errors: &mut Errors) {
+    let s = n.to_string();
+    if let Some(p) = misspelling(&s, names.iter().map(String::as_str)) {
+        errors.spanned(n, format!("unknown parameter `{s}`; did you mean `{p}`?"));
+    }
+}
+
+/// The alias that `fs(..)`, a call of one argument to something that is neither a
+/// parameter nor a captured value, is one edit away from.
+fn misspelled_alias(
+    call: &ExprCall,
+    fs: &str,
+    names: &[String],
+    captured: &[Ident],
+) -> Option<&'static str> {
+    let user_value = names.iter().any(|n| n == fs) || captured.iter().any(|c| *c == fs);
+    if call.args.len() != 1 || user_value {
+        return None;
+    }
+    misspelling(fs, ALIASES)
 }
 
 /// The slots of every parameter that `refs` names, sorted and unique.

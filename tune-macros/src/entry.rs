@@ -218,7 +218,7 @@ impl Entry<'_> {
     }
 
     /// `let __tune_key: String = ..; let __tune_device: String = ..;` over the arguments.
-    fn key_and_device(&self) -> TokenStream {
+    pub(crate) fn key_and_device(&self) -> TokenStream {
         let p = self.p();
         let key = match self.input {
             Some(InputKey::Expr(e)) => quote!(#p::to_string(&(#e))),
@@ -244,7 +244,7 @@ impl Entry<'_> {
         }
     }
 
-    fn name(&self) -> TokenStream {
+    pub(crate) fn name(&self) -> TokenStream {
         let (p, cfg) = (self.p(), self.cfg);
         quote!(<#cfg as #p::Tunable>::NAME)
     }

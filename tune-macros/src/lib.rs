@@ -15,6 +15,7 @@ mod diag;
 mod entry;
 mod expand;
 mod fingerprint;
+mod online;
 mod space;
 mod test_attr;
 mod tunable;

@@ -364,6 +364,22 @@ fn generate(
         }
     });
     let call_in_closure = quote_spanned!(fn_ident.span()=> #fn_ident(#(#pass),*));
+    // The same call inside the online tuner, where the arguments are the method's own.
+    let pass_online = order.iter().map(|a| match a {
+        Slot::Tuning(i) => {
+            let n = &tps[*i].name;
+            quote!(__tune_cfg.#n)
+        }
+        Slot::Other(i) => {
+            let n = &args[*i].name;
+            match args[*i].pass {
+                Pass::Value => quote!(::core::clone::Clone::clone(&#n)),
+                Pass::Ref => quote!(#n),
+                Pass::Mut => quote!(&mut *#n),
+            }
+        }
+    });
+    let call_online = quote_spanned!(fn_ident.span()=> #fn_ident(#(#pass_online),*));
     let entry = Entry {
         f,
         krate,
@@ -390,6 +406,16 @@ fn generate(
         (entry.methods(), entry.auto())
     } else {
         (TokenStream::new(), TokenStream::new())
+    };
+    let online = match &opts.online {
+        Some(_) if entry.callable => crate::online::expand(&entry, call_online, &cfgs),
+        Some(key) if complete => syn::Error::new_spanned(
+            key,
+            "`online` needs a function the tuner can call: not `async` or `unsafe`, and no \
+             `impl Trait` argument",
+        )
+        .to_compile_error(),
+        _ => TokenStream::new(),
     };
     let tunable_name = match &opts.name {
         Some(n) => n.to_token_stream(),
@@ -431,6 +457,8 @@ fn generate(
 
         #(#cfgs)*
         #auto
+
+        #online
 
         #(#cfgs)*
         const _: () = {

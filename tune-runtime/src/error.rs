@@ -18,6 +18,34 @@ pub enum Error {
     /// The declaration as a whole is invalid (duplicate names, unknown dependencies).
     #[error("invalid search space: {0}")]
     InvalidSpace(String),
+    /// Two parameters have the same name.
+    #[error("invalid search space: parameter `{name}` is declared twice")]
+    DuplicateParam {
+        /// The name declared twice.
+        name: String,
+    },
+    /// A constraint reads a slot past the declared parameters.
+    #[error("invalid search space: {constraint} reads slot {slot}, but only {declared} parameters are declared")]
+    UnknownSlot {
+        /// The constraint (its label, or its parameter and position).
+        constraint: String,
+        /// The slot it reads.
+        slot: usize,
+        /// How many parameters are declared.
+        declared: usize,
+    },
+    /// A stand-alone constraint that reads no parameter: it has no place in the space.
+    #[error("invalid search space: {constraint} reads no parameter; list the slots it reads")]
+    ReadsNoParam {
+        /// The constraint (its label, or its position).
+        constraint: String,
+    },
+    /// An alias (`divides`, `at_most`, ..) of a parameter that reads the parameter itself.
+    #[error("invalid search space: an alias of `{param}` reads `{param}` itself; compare it in a plain expression instead")]
+    AliasReadsItself {
+        /// The parameter.
+        param: String,
+    },
     /// Storing the valid combinations of a group of parameters would take more memory than
     /// the builder's limit ([`crate::SpaceBuilder::memory_limit`]); construction stopped
     /// when it reached the limit.
@@ -70,6 +98,12 @@ pub enum Error {
     /// A configuration that is not in the space.
     #[error("configuration is not in the search space: {0}")]
     NotInSpace(String),
+    /// A configuration given by name lacks a parameter of the space.
+    #[error("configuration is not in the search space: no value for `{param}`")]
+    MissingValue {
+        /// The parameter without a value.
+        param: String,
+    },
     /// A value that does not have the parameter's type.
     #[error("parameter `{name}`: value `{value}` does not have type `{expected}`")]
     WrongType {
@@ -97,6 +131,37 @@ pub enum Error {
         /// What is wrong.
         reason: String,
     },
+    /// A file written by a newer version of tune, in a format this version cannot read.
+    #[error("{path}: written by a newer tune (file format {found}, this tune reads up to {supported}); upgrade tune")]
+    NewerFormat {
+        /// The file.
+        path: String,
+        /// The format version of the file.
+        found: u32,
+        /// The newest format version this tune reads.
+        supported: u32,
+    },
+    /// A well-formed file of a kind the reader does not take (e.g. neither a Kernel Tuner
+    /// cache, KTT output nor a T4 file).
+    #[error("{path}: not {expected}")]
+    UnknownFileKind {
+        /// The file.
+        path: String,
+        /// The kinds of file the reader takes, and how it tells them.
+        expected: String,
+    },
+    /// An expression of a Kernel Tuner T1 file outside the Python subset tune reads, or one
+    /// that does not evaluate; the source error holds the column.
+    #[error("{path}: {context}: {source}")]
+    Expression {
+        /// The T1 file.
+        path: String,
+        /// Where the expression stands and the expression, e.g. ``condition 2 `x % 4 == 0` ``.
+        context: String,
+        /// What is wrong, at which column.
+        #[source]
+        source: crate::t1::expr::ExprError,
+    },
     /// A search technique name that is not built in.
     #[error("unknown search technique `{name}`; expected one of: {known}")]
     UnknownTechnique {
@@ -120,6 +185,13 @@ pub enum Error {
         count: usize,
         /// Each configuration and the validation message, one per line.
         list: String,
+    },
+    /// Recorded data the methodology score cannot be computed on (nothing valid, every
+    /// configuration optimal, runs too short for the time range).
+    #[error("score: {reason}")]
+    Score {
+        /// What is missing, and what to change.
+        reason: String,
     },
     /// A backend cannot be used on this machine (no OpenCL library, no platform, no CUDA
     /// driver).
@@ -149,10 +221,90 @@ pub enum Error {
         /// What failed.
         message: String,
     },
+    /// A CUDA driver call failed outside a configuration's evaluation (allocating or
+    /// copying a buffer); [`DriverError`](cudarc::driver::DriverError) says which error,
+    /// e.g. `CUDA_ERROR_OUT_OF_MEMORY`.
+    #[cfg(feature = "cuda")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
+    #[error("cuda: {context}{}{source}", if .context.is_empty() { "" } else { ": " })]
+    Cuda {
+        /// What was being done (may be empty).
+        context: String,
+        /// The driver's error.
+        #[source]
+        source: cudarc::driver::DriverError,
+    },
+    /// An OpenCL call failed outside a configuration's evaluation (a context, a queue,
+    /// allocating or copying a buffer); [`ClError`](opencl3::error_codes::ClError) holds
+    /// the error code, e.g. `CL_MEM_OBJECT_ALLOCATION_FAILURE`.
+    #[cfg(feature = "opencl")]
+    #[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
+    #[error("opencl: {context}{}{source}", if .context.is_empty() { "" } else { ": " })]
+    OpenCl {
+        /// What was being done (may be empty).
+        context: String,
+        /// The error code.
+        #[source]
+        source: opencl3::error_codes::ClError,
+    },
+    /// The reference kernel did not compile ([`Failure::Compile`](crate::Failure::Compile))
+    /// or failed to run ([`Failure::Launch`](crate::Failure::Launch), ..), so the outputs
+    /// of configurations cannot be checked.
+    #[error("{backend}: reference kernel: {failure}")]
+    ReferenceKernel {
+        /// `opencl`, `cuda`, or the backend's name.
+        backend: String,
+        /// Why it failed.
+        failure: crate::evaluate::Failure,
+    },
     /// A kernel spec that cannot be evaluated (no global size, a reference that does not
     /// match the outputs).
     #[error("invalid kernel spec: {0}")]
     KernelSpec(String),
+    /// Online tuning cannot serve a call: no input was selected, or a configuration that
+    /// was validated failed when it ran again.
+    #[error("online tuning: {0}")]
+    Online(String),
+    /// A compilation or launch outside a tuning run failed (a
+    /// [`Queue`](crate::backend::composition::Queue)'s), with its typed cause.
+    #[error("{0}")]
+    Failed(crate::evaluate::Failure),
+}
+
+impl From<crate::evaluate::Failure> for Error {
+    fn from(f: crate::evaluate::Failure) -> Self {
+        Error::Failed(f)
+    }
+}
+
+#[cfg(feature = "cuda")]
+impl From<cudarc::driver::DriverError> for Error {
+    fn from(source: cudarc::driver::DriverError) -> Self {
+        Error::Cuda {
+            context: String::new(),
+            source,
+        }
+    }
+}
+
+#[cfg(feature = "opencl")]
+impl From<opencl3::error_codes::ClError> for Error {
+    fn from(source: opencl3::error_codes::ClError) -> Self {
+        Error::OpenCl {
+            context: String::new(),
+            source,
+        }
+    }
+}
+
+/// The message of a caught panic (`panic!` with a string or a format), for the errors that
+/// stand for one.
+pub(crate) fn panic_message(payload: &(dyn std::any::Any + Send)) -> String {
+    payload
+        .downcast_ref::<&str>()
+        .map(|s| s.to_string())
+        .or_else(|| payload.downcast_ref::<String>().cloned())
+        .unwrap_or_else(|| "unknown panic".into())
 }
 
 /// "`a`, `b`" (or "none").

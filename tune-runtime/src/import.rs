@@ -99,7 +99,8 @@ pub fn records(path: &Path) -> Result<Vec<Record>> {
 /// Reads a Kernel Tuner cache, a KTT output or a T4 file as records.
 ///
 /// # Errors
-/// [`Error::Io`], or [`Error::Format`] naming what is missing.
+/// [`Error::Io`]; [`Error::UnknownFileKind`] for JSON of another kind; [`Error::Format`]
+/// naming what is missing.
 pub fn read(path: &Path) -> Result<(Format, Vec<Record>)> {
     let doc = read_json(path)?;
     let name = path
@@ -114,11 +115,12 @@ pub fn read(path: &Path) -> Result<(Format, Vec<Record>)> {
                 .map_err(|e| bad(path, format!("not a T4 results file: {e}")))?;
             Ok((Format::T4, from_t4(&t4, &name)))
         }
-        None => Err(bad(
-            path,
-            "not a Kernel Tuner cache (`tune_params`, `cache`), KTT output (`Metadata`, \
-             `Results`) or T4 file (`schema_version`, `results`)",
-        )),
+        None => Err(Error::UnknownFileKind {
+            path: path.display().to_string(),
+            expected: "a Kernel Tuner cache (`tune_params`, `cache`), KTT output (`Metadata`, \
+                       `Results`) or T4 file (`schema_version`, `results`)"
+                .into(),
+        }),
     }
 }
 
@@ -540,9 +542,8 @@ mod tests {
         let (_, recs) = read(&p).unwrap();
         assert_eq!(recs.len(), 15);
         std::fs::write(&p, "{\"x\": 1}").unwrap();
-        assert!(read(&p)
-            .unwrap_err()
-            .to_string()
-            .contains("not a Kernel Tuner cache"));
+        let e = read(&p).unwrap_err();
+        assert!(matches!(e, Error::UnknownFileKind { .. }), "{e:?}");
+        assert!(e.to_string().contains("not a Kernel Tuner cache"), "{e}");
     }
 }

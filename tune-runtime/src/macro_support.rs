@@ -191,7 +191,11 @@ impl AsFailure for Failure {
 
 impl AsFailure for Error {
     fn as_failure(&self) -> Failure {
-        Failure::Other(self.to_string())
+        match self {
+            // A queue's compile or launch failure keeps its kind.
+            Error::Failed(f) => f.clone(),
+            e => Failure::Other(e.to_string()),
+        }
     }
 }
 

@@ -251,33 +251,7 @@ mod tests {
     use std::io::Write;
 
     use super::*;
-    use crate::param::Value;
-    use crate::results::Named;
-
-    fn sample_record() -> Record {
-        Record {
-            tunable: "t".into(),
-            input_key: "".into(),
-            device: "cpu".into(),
-            evaluation: 1,
-            index: 0,
-            config: Named(vec![("X".into(), Value::Int(1))]),
-            status: "ok".into(),
-            detail: None,
-            cost: Some(1.0),
-            objectives: Named(vec![("cost".into(), 1.0)]),
-            samples: vec![],
-            prepare_s: 0.0,
-            run_s: 0.0,
-            validation_s: None,
-            elapsed_s: 0.0,
-            seed: 0,
-            technique: "x".into(),
-            timestamp: String::new(),
-            stopped_early: false,
-            remeasured: None,
-        }
-    }
+    use crate::results::tests::sample_record;
 
     #[test]
     fn tail_reads_appends_and_waits_for_whole_lines() {

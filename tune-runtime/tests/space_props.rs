@@ -509,6 +509,34 @@ fn undeclared_reads_are_errors() {
     );
 }
 
+/// Errors about one parameter name it in a field, not only in the message.
+#[test]
+fn errors_name_the_parameter_in_a_field() {
+    use tune_runtime::{Error, Value};
+    let built = SpaceBuilder::new()
+        .param(Param::<u32>::range("A", 1..=4))
+        .param(Param::<u32>::range("B", 1..=4).at_most(&[1], |b| b.get::<u32>(1)))
+        .build();
+    assert!(
+        matches!(&built, Err(Error::AliasReadsItself { param }) if param == "B"),
+        "{built:?}"
+    );
+    let space = SpaceBuilder::new()
+        .param(Param::<u32>::range("A", 1..=4))
+        .param(Param::<u32>::range("B", 1..=4))
+        .build()
+        .unwrap();
+    let missing = space.config_from_values([("A", Value::Int(1))]);
+    assert!(
+        matches!(&missing, Err(Error::MissingValue { param }) if param == "B"),
+        "{missing:?}"
+    );
+    assert!(missing
+        .unwrap_err()
+        .to_string()
+        .contains("no value for `B`"));
+}
+
 /// `build()` reports every problem, not the first.
 #[test]
 fn every_error_is_reported() {
@@ -528,6 +556,22 @@ fn every_error_is_reported() {
     assert!(text.iter().any(|t| t.contains("step must be positive")));
     assert!(text.iter().any(|t| t.contains("reads no parameter")));
     assert!(text.iter().any(|t| t.contains("reads slot 7")));
+    // Each names its parameter or constraint in fields a caller can match on.
+    use tune_runtime::Error;
+    assert!(errors
+        .iter()
+        .any(|e| matches!(e, Error::DuplicateParam { name } if name == "A")));
+    assert!(errors
+        .iter()
+        .any(|e| matches!(e, Error::InvalidParam { name, .. } if name == "S")));
+    assert!(errors.iter().any(|e| matches!(
+        e,
+        Error::ReadsNoParam { constraint } if constraint == "stand-alone constraint #1"
+    )));
+    assert!(errors.iter().any(|e| matches!(
+        e,
+        Error::UnknownSlot { slot: 7, declared: 3, constraint } if constraint == "stand-alone constraint #2"
+    )));
 }
 
 /// An always-false constraint, or a range that is empty at run time, is reported when the

@@ -110,8 +110,9 @@ impl<B: Backend> KernelEvaluator<B> {
     ///
     /// # Errors
     /// [`Error::KernelSpec`] when the spec has no global size or an output without a
-    /// reference; [`Error::Backend`] when the device cannot hold the buffers or the reference
-    /// kernel fails.
+    /// reference; the backend's error (e.g. [`Error::Backend`]) when the device cannot hold
+    /// the buffers; [`Error::ReferenceKernel`] when the reference kernel does not compile
+    /// or fails to run.
     pub fn new(backend: impl Into<Arc<B>>, space: &Space, spec: KernelSpec) -> Result<Self> {
         let backend = backend.into();
         if spec.sizes.is_none() {
@@ -265,7 +266,10 @@ impl<B: Backend> KernelEvaluator<B> {
 
     fn run_reference_kernel(&self, space: &Space, r: &ReferenceKernel) -> Result<Vec<HostData>> {
         let dev = self.backend.device();
-        let fail = |f: Failure| backend_err(dev, format!("reference kernel: {f}"));
+        let fail = |failure: Failure| Error::ReferenceKernel {
+            backend: dev.backend.clone(),
+            failure,
+        };
         let source = r.source.as_deref().unwrap_or(&self.spec.source);
         let name = r.name.as_deref().unwrap_or(&self.spec.name);
         let mut defines = match &r.config {

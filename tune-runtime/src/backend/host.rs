@@ -24,6 +24,9 @@ pub trait Element: sealed::Sealed + Copy + PartialEq + fmt::Debug + Send + Sync 
     fn wrap(v: Vec<Self>) -> HostData;
     /// The elements of `data`, if it holds this type.
     fn slice(data: &HostData) -> Option<&[Self]>;
+    /// Appends the value's bytes in native byte order (a launch's scalar argument, without
+    /// allocating).
+    fn extend_bytes(self, out: &mut Vec<u8>);
 }
 
 macro_rules! elements {
@@ -87,6 +90,9 @@ macro_rules! elements {
                 fn wrap(v: Vec<Self>) -> HostData { HostData::$var(v) }
                 fn slice(data: &HostData) -> Option<&[Self]> {
                     match data { HostData::$var(v) => Some(v), #[allow(unreachable_patterns)] _ => None }
+                }
+                fn extend_bytes(self, out: &mut Vec<u8>) {
+                    out.extend_from_slice(&self.to_ne_bytes());
                 }
             }
             impl From<Vec<$t>> for HostData {

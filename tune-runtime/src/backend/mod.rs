@@ -47,6 +47,8 @@
 //! (`device`), typed host data and buffers (`host`), the [`KernelSpec`] builder (`spec`),
 //! tolerances and references (`validate`), the [`KernelEvaluator`] (`evaluator`) and the
 //! conformance suite every backend passes (`conformance`, [`testgen_backend!`](crate::testgen_backend)).
+//! Several kernels and the host code launching them are tuned as one unit with
+//! [`composition`].
 
 #[cfg(feature = "cuda")]
 #[cfg_attr(docsrs, doc(cfg(feature = "cuda")))]
@@ -59,6 +61,7 @@ pub mod isolated;
 pub mod opencl;
 
 mod checks;
+pub mod composition;
 pub mod conformance;
 mod device;
 mod evaluator;

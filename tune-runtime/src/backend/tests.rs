@@ -8,7 +8,7 @@ use std::time::{Duration, Instant};
 use super::*;
 use crate::evaluate::{Cause, Evaluator, Failure, Measured};
 use crate::space::{Config, Space};
-use crate::{Param, Result, SpaceBuilder};
+use crate::{Error, Param, Result, SpaceBuilder};
 
 /// A fake device: `scale` computes `y = 2 * x` (n: int, x: float*, y: float*); with `X == 4`
 /// it is the fastest candidate but wrong ("slow but wrong" inverted: fast but wrong).
@@ -453,6 +453,32 @@ fn spec_errors() {
     )
     .unwrap_err();
     assert!(e.to_string().contains("not of `int`"), "{e}");
+}
+
+#[test]
+fn reference_kernel_failures_say_compile_or_launch() {
+    let s = space();
+    let with_reference = |r: ReferenceKernel| {
+        KernelEvaluator::<Fake>::new(Fake::new(), &s, spec().reference_kernel(r)).unwrap_err()
+    };
+    let good = find(&s, 1, 16);
+    match with_reference(ReferenceKernel::new("#error", "scale").config(good.clone())) {
+        Error::ReferenceKernel {
+            backend,
+            failure: Failure::Compile(log),
+        } => {
+            assert_eq!(backend, "fake");
+            assert!(log.contains("fake.cl:1"), "{log}");
+        }
+        other => panic!("{other:?}"),
+    }
+    match with_reference(ReferenceKernel::new("kernel bad_args", "bad_args").config(good)) {
+        e @ Error::ReferenceKernel {
+            failure: Failure::Launch(_),
+            ..
+        } => assert!(e.to_string().contains("reference kernel"), "{e}"),
+        other => panic!("{other:?}"),
+    }
 }
 
 #[test]

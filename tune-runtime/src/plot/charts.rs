@@ -1,5 +1,7 @@
 //! The three kinds of chart, drawn on any plotters backend.
 
+use plotters::chart::MeshStyle;
+use plotters::coord::types::RangedCoordf64;
 use plotters::coord::Shift;
 use plotters::prelude::*;
 
@@ -147,6 +149,49 @@ impl Chart {
     }
 }
 
+/// The coordinates every chart draws on.
+type Plane<'a, DB> = ChartContext<'a, DB, Cartesian2d<RangedCoordf64, RangedCoordf64>>;
+
+/// A chart with the common caption and margins, `y_labels` pixels wide for the y axis'
+/// labels, over `x` by `y`.
+fn plane<'a, DB: DrawingBackend>(
+    root: &'a DrawingArea<DB, Shift>,
+    title: &str,
+    y_labels: u32,
+    x: std::ops::Range<f64>,
+    y: std::ops::Range<f64>,
+) -> Result<Plane<'a, DB>, String> {
+    ChartBuilder::on(root)
+        .caption(title, (FONT, 24))
+        .margin(16)
+        .x_label_area_size(50)
+        .y_label_area_size(y_labels)
+        .build_cartesian_2d(x, y)
+        .map_err(s)
+}
+
+/// The axes every chart has: descriptions, a light grid and [`tick`] labels (the caller may
+/// set other x labels before it draws them).
+fn axes<'a, 'b, DB: DrawingBackend>(
+    chart: &'b mut Plane<'a, DB>,
+    x_desc: &str,
+    y_desc: &str,
+) -> MeshStyle<'a, 'b, RangedCoordf64, RangedCoordf64, DB> {
+    let mut mesh = chart.configure_mesh();
+    mesh.x_desc(x_desc)
+        .y_desc(y_desc)
+        .axis_desc_style((FONT, 18))
+        .label_style((FONT, 14))
+        .x_label_formatter(&tick_label)
+        .y_label_formatter(&tick_label)
+        .light_line_style(RGBColor(235, 235, 235));
+    mesh
+}
+
+fn tick_label(v: &f64) -> String {
+    tick(*v)
+}
+
 fn lines<DB: DrawingBackend>(
     root: &DrawingArea<DB, Shift>,
     title: &str,
@@ -172,24 +217,8 @@ fn lines<DB: DrawingBackend>(
     if top.is_finite() && top < y1 {
         y1 = top + (top - y0) * 0.05;
     }
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(90)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(s)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc(y_label)
-        .axis_desc_style((FONT, 18))
-        .label_style((FONT, 14))
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .light_line_style(RGBColor(235, 235, 235))
-        .draw()
-        .map_err(s)?;
+    let mut chart = plane(root, title, 90, x0..x1, y0..y1)?;
+    axes(&mut chart, x_label, y_label).draw().map_err(s)?;
     if let Some(b) = baseline {
         chart
             .draw_series(LineSeries::new(
@@ -253,22 +282,8 @@ fn histogram<DB: DrawingBackend>(
         counts[b] += 1;
     }
     let max = counts.iter().copied().max().unwrap_or(0).max(1) as f64;
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(70)
-        .build_cartesian_2d(lo..hi, 0.0..max * 1.08)
-        .map_err(s)?;
-    chart
-        .configure_mesh()
-        .x_desc(x_label)
-        .y_desc("configurations")
-        .axis_desc_style((FONT, 18))
-        .label_style((FONT, 14))
-        .x_label_formatter(&|v| tick(*v))
-        .y_label_formatter(&|v| tick(*v))
-        .light_line_style(RGBColor(235, 235, 235))
+    let mut chart = plane(root, title, 70, lo..hi, 0.0..max * 1.08)?;
+    axes(&mut chart, x_label, "configurations")
         .draw()
         .map_err(s)?;
     chart
@@ -302,13 +317,7 @@ fn scatter<DB: DrawingBackend>(
         None => range(points.iter().map(|p| p.0), false),
     };
     let (y0, y1) = range(points.iter().map(|p| p.1), false);
-    let mut chart = ChartBuilder::on(root)
-        .caption(title, (FONT, 24))
-        .margin(16)
-        .x_label_area_size(50)
-        .y_label_area_size(90)
-        .build_cartesian_2d(x0..x1, y0..y1)
-        .map_err(s)?;
+    let mut chart = plane(root, title, 90, x0..x1, y0..y1)?;
     let labels = categories.map(<[String]>::to_vec);
     let fmt = move |v: &f64| match &labels {
         Some(l) => {
@@ -321,14 +330,8 @@ fn scatter<DB: DrawingBackend>(
         }
         None => tick(*v),
     };
-    let mut mesh = chart.configure_mesh();
-    mesh.x_desc(x_label)
-        .y_desc(y_label)
-        .axis_desc_style((FONT, 18))
-        .label_style((FONT, 14))
-        .x_label_formatter(&fmt)
-        .y_label_formatter(&|v| tick(*v))
-        .light_line_style(RGBColor(235, 235, 235));
+    let mut mesh = axes(&mut chart, x_label, y_label);
+    mesh.x_label_formatter(&fmt);
     if let Some(c) = categories {
         mesh.x_labels(c.len() * 2 + 1).disable_x_mesh();
     }

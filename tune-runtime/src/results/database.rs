@@ -45,8 +45,9 @@ use super::choose::choose_recorded;
 pub use super::choose::key_distance;
 use super::fingerprint::Expected;
 pub use super::fingerprint::{Fingerprint, Stale, StaleReason};
+pub use super::store::file_name;
+pub(crate) use super::store::slug;
 use super::store::{ensure_gitignore, remove_stray_temps, Lock};
-pub use super::store::{file_name, slug};
 use super::{temp_path, write_atomic, Named};
 use crate::measure::Spread;
 use crate::param::Value;
@@ -245,13 +246,11 @@ fn read_file(path: &Path, tunable: &str, device: &str) -> Result<Option<TunableF
         )
     })?;
     if file.schema > SCHEMA {
-        return Err(format_error(
-            path,
-            format!(
-                "written by a newer tune (file format {}, this tune reads up to {SCHEMA}); upgrade tune",
-                file.schema
-            ),
-        ));
+        return Err(Error::NewerFormat {
+            path: path.display().to_string(),
+            found: file.schema,
+            supported: SCHEMA,
+        });
     }
     if file.tunable != tunable || file.device != device {
         return Err(format_error(
@@ -343,8 +342,8 @@ impl Database {
     /// Reads the file of a tunable on a device (`None` if there is none).
     ///
     /// # Errors
-    /// [`Error::Io`], or [`Error::Format`] for a damaged file, one written by a newer tune,
-    /// or one that holds another tunable or device.
+    /// [`Error::Io`]; [`Error::Format`] for a damaged file or one that holds another tunable
+    /// or device; [`Error::NewerFormat`] for one written by a newer tune.
     pub fn load(&self, tunable: &str, device: &str) -> Result<Option<TunableFile>> {
         read_file(&self.path(tunable, device), tunable, device)
     }
@@ -365,7 +364,8 @@ impl Database {
     /// damaged or unwritable database stops the run before it starts, not after.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Format`] naming the file and what to do.
+    /// [`Error::Io`], [`Error::Format`] or [`Error::NewerFormat`] naming the file and what to
+    /// do.
     pub fn check_writable(&self, tunable: &str, device: &str) -> Result<()> {
         let path = self.path(tunable, device);
         let lock = Lock::exclusive(&path).map_err(|e| match e {
@@ -433,33 +433,18 @@ impl Database {
     /// Safe to call from several threads and processes at once: no result is lost.
     ///
     /// # Errors
-    /// [`Error::Io`] or [`Error::Format`] (a damaged or read-only file, a non-finite cost).
+    /// [`Error::Io`] or [`Error::Format`] (a damaged or read-only file, a non-finite cost), or
+    /// [`Error::NewerFormat`].
     pub fn record(
         &self,
         tunable: &str,
         device: &str,
-        mut entry: Entry,
+        entry: Entry,
         space: &Space,
         policy: Policy,
     ) -> Result<bool> {
-        self.prepare(tunable, device, &mut entry, space)?;
-        let code = entry.fingerprint.as_ref().and_then(|f| f.code.clone());
-        self.update(tunable, device, |file| {
-            match file
-                .entries
-                .iter_mut()
-                .find(|e| e.input_key == entry.input_key)
-            {
-                Some(old) => {
-                    let current = current(old, space, code.as_deref());
-                    if policy == Policy::KeepBetter && current && old.cost <= entry.cost {
-                        return false;
-                    }
-                    *old = entry;
-                }
-                None => file.entries.push(entry),
-            }
-            true
+        self.replace_entry(tunable, device, entry, space, |old, new, current| {
+            policy == Policy::KeepBetter && current && old.cost <= new.cost
         })
     }
 
@@ -503,9 +488,26 @@ impl Database {
         &self,
         tunable: &str,
         device: &str,
-        mut entry: Entry,
+        entry: Entry,
         space: &Space,
         against: Option<&Entry>,
+    ) -> Result<bool> {
+        self.replace_entry(tunable, device, entry, space, |old, new, current| {
+            let remeasured = against.is_some_and(|a| a.best == old.best);
+            !remeasured && current && old.cost <= new.cost
+        })
+    }
+
+    /// Stamps `entry` and writes it over the entry of its input key, unless
+    /// `keep(old, new, old is current)` keeps the recorded one. Returns whether the file
+    /// changed.
+    fn replace_entry(
+        &self,
+        tunable: &str,
+        device: &str,
+        mut entry: Entry,
+        space: &Space,
+        keep: impl FnOnce(&Entry, &Entry, bool) -> bool,
     ) -> Result<bool> {
         self.prepare(tunable, device, &mut entry, space)?;
         let code = entry.fingerprint.as_ref().and_then(|f| f.code.clone());
@@ -516,9 +518,7 @@ impl Database {
                 .find(|e| e.input_key == entry.input_key)
             {
                 Some(old) => {
-                    let remeasured = against.is_some_and(|a| a.best == old.best);
-                    if !remeasured && current(old, space, code.as_deref()) && old.cost <= entry.cost
-                    {
+                    if keep(old, &entry, current(old, space, code.as_deref())) {
                         return false;
                     }
                     *old = entry;
@@ -630,6 +630,7 @@ fn current(e: &Entry, space: &Space, code: Option<&str>) -> bool {
 ///
 /// # Errors
 /// An unreadable database file, or an empty space.
+#[doc(hidden)] // The macros reach it as `__private::best_config`; users call `Database::choose`.
 pub fn dispatch(
     tunable: &str,
     device: &str,

@@ -241,7 +241,7 @@ pub fn timestamp() -> String {
 }
 
 /// A time as RFC 3339 UTC with microseconds.
-pub fn timestamp_of(t: SystemTime) -> String {
+pub(crate) fn timestamp_of(t: SystemTime) -> String {
     let d = t.duration_since(UNIX_EPOCH).unwrap_or_default();
     let secs = d.as_secs();
     let (days, rem) = (secs / 86_400, secs % 86_400);
@@ -348,7 +348,7 @@ pub fn write_atomic(path: &Path, bytes: &[u8]) -> Result<()> {
 }
 
 #[cfg(test)]
-mod tests {
+pub(crate) mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
 
     use super::*;

@@ -19,9 +19,9 @@ use fnv::FnvHasher;
 
 use crate::{Error, Result};
 
-/// A file-system-safe name: lower-case ASCII letters, digits, `_` and `-`. Lossy: use
-/// [`file_name`] to name files.
-pub fn slug(s: &str) -> String {
+/// A file-system-safe name: lower-case ASCII letters, digits, `_` and `-`. Lossy: files
+/// are named with [`file_name`].
+pub(crate) fn slug(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     for c in s.chars() {
         if c.is_ascii_alphanumeric() || c == '_' {
@@ -39,7 +39,7 @@ pub fn slug(s: &str) -> String {
 }
 
 /// A collision-free file name for a tunable or device name: the name itself when it is its
-/// own [`slug`], else the slug and 8 hex digits of a stable hash of the exact name (so that
+/// own slug (lower-case ASCII letters, digits, `_` and `-`), else the slug and 8 hex digits of a stable hash of the exact name (so that
 /// `GPU A` and `gpu-a` get different files). The exact names are also stored inside each
 /// file and checked on read.
 pub fn file_name(s: &str) -> String {

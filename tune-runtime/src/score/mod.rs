@@ -121,7 +121,9 @@ fn mean(v: &[f64]) -> f64 {
 }
 
 fn invalid(reason: impl Into<String>) -> Error {
-    Error::InvalidSpace(format!("score: {}", reason.into()))
+    Error::Score {
+        reason: reason.into(),
+    }
 }
 
 impl SpaceStats {
@@ -129,7 +131,7 @@ impl SpaceStats {
     /// its evaluation takes.
     ///
     /// # Errors
-    /// [`Error::InvalidSpace`] when no configuration is valid or a time is not a finite
+    /// [`Error::Score`] when no configuration is valid or a time is not a finite
     /// non-negative number.
     pub fn new(configs: impl IntoIterator<Item = (Option<f64>, f64)>) -> Result<SpaceStats> {
         let (mut valid, mut valid_t, mut failed_t) = (Vec::new(), Vec::new(), Vec::new());
@@ -203,7 +205,7 @@ impl SpaceStats {
     /// The time range of the score: `resolution` points from the start to the end cut-off.
     ///
     /// # Errors
-    /// [`Error::InvalidSpace`] when the cut-offs cannot be placed (every configuration
+    /// [`Error::Score`] when the cut-offs cannot be placed (every configuration
     /// optimal).
     pub fn time_range(&self, settings: &Settings) -> Result<Vec<f64>> {
         let mut start = self.cutoff_evaluations(settings.cutoff_start)?;
@@ -269,7 +271,7 @@ impl SpaceStats {
     /// The technique's curve over `times`: the best cost it is expected to have found.
     ///
     /// # Errors
-    /// [`Error::InvalidSpace`] when a run has fewer than two valid points in the time
+    /// [`Error::Score`] when a run has fewer than two valid points in the time
     /// range, or the runs stop before it begins.
     pub fn technique_curve(&self, runs: &[Trace], times: &[f64]) -> Result<Vec<f64>> {
         let (t0, t1) = (times[0], times[times.len() - 1]);

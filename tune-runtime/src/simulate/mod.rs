@@ -47,9 +47,11 @@ use crate::param::Param;
 use crate::space::{Config, Space, SpaceBuilder};
 use crate::{Error, Result};
 
-/// One recorded configuration: its time (ms) or failure, and the time its evaluation cost.
+/// One entry of a Kernel Tuner cache: the recorded time (ms) or failure of a configuration,
+/// and the time its evaluation cost. (One evaluation of a tuning log is a
+/// [`results::Record`](crate::results::Record).)
 #[derive(Clone, Debug, PartialEq)]
-pub struct Record {
+pub struct CacheEntry {
     /// The recorded mean kernel time in milliseconds, or why the configuration failed.
     pub time: Result<f64, Failure>,
     /// `compile_time + verification_time + benchmark_time`, as recorded.
@@ -133,7 +135,7 @@ struct Inner {
     space: Space,
     columns: Vec<Column>,
     /// Indexed by the configuration's index in `space`.
-    records: Vec<Record>,
+    records: Vec<CacheEntry>,
     skipped: usize,
 }
 
@@ -229,7 +231,7 @@ impl Recording {
         // configuration must agree: when they do not, the file's parameter list misses a
         // parameter its entries vary, and silently keeping one of them would change the
         // space and its optimum.
-        let mut rows: Vec<(Vec<u32>, Record)> = Vec::with_capacity(cache.len());
+        let mut rows: Vec<(Vec<u32>, CacheEntry)> = Vec::with_capacity(cache.len());
         let mut keys: Vec<&str> = Vec::with_capacity(cache.len());
         let mut first: HashMap<Vec<u32>, usize> = HashMap::with_capacity(cache.len());
         let mut skipped = 0;
@@ -263,11 +265,12 @@ impl Recording {
 
         let space = build_space(&names, &columns, &rows).map_err(|e| match e {
             Error::InvalidSpace(r) | Error::InvalidParam { reason: r, .. } => bad(r),
+            Error::DuplicateParam { name } => bad(format!("parameter `{name}` is declared twice")),
             other => other,
         })?;
         let len =
             usize::try_from(space.len()).map_err(|_| bad("too many configurations".into()))?;
-        let mut records: Vec<Option<Record>> = vec![None; len];
+        let mut records: Vec<Option<CacheEntry>> = vec![None; len];
         for (dom, rec) in rows {
             let raw: Vec<u64> = dom
                 .iter()
@@ -313,14 +316,14 @@ impl Recording {
     pub fn skipped(&self) -> usize {
         self.inner.skipped
     }
-    /// The record of the configuration at `index` in [`Recording::space`].
-    pub fn record(&self, index: u128) -> Option<&Record> {
+    /// The cache entry of the configuration at `index` in [`Recording::space`].
+    pub fn record(&self, index: u128) -> Option<&CacheEntry> {
         usize::try_from(index)
             .ok()
             .and_then(|i| self.inner.records.get(i))
     }
-    /// The record of a configuration.
-    pub fn record_of(&self, config: &Config) -> Option<&Record> {
+    /// The cache entry of a configuration.
+    pub fn record_of(&self, config: &Config) -> Option<&CacheEntry> {
         self.inner
             .space
             .index_of(config)
@@ -385,7 +388,7 @@ fn millis(entry: &Json, key: &str) -> std::result::Result<f64, String> {
     }
 }
 
-fn record_of(entry: &Json) -> std::result::Result<Record, String> {
+fn record_of(entry: &Json) -> std::result::Result<CacheEntry, String> {
     let mut ms = 0.0;
     for key in ["compile_time", "verification_time", "benchmark_time"] {
         ms += millis(entry, key)?;
@@ -414,18 +417,18 @@ fn record_of(entry: &Json) -> std::result::Result<Record, String> {
         }),
         _ => Err(Failure::Other("no time recorded".into())),
     };
-    Ok(Record { time, charged })
+    Ok(CacheEntry { time, charged })
 }
 
 /// The message for two cache entries that map to one configuration with different results.
 fn disagreeing(
-    (key_a, a): (&str, &Record),
-    (key_b, b): (&str, &Record),
+    (key_a, a): (&str, &CacheEntry),
+    (key_b, b): (&str, &CacheEntry),
     names: &[String],
     tune_params: &serde_json::Map<String, Json>,
     entry: &Json,
 ) -> String {
-    let outcome = |r: &Record| match &r.time {
+    let outcome = |r: &CacheEntry| match &r.time {
         Ok(t) => format!("{t} ms"),
         Err(f) => f.to_string(),
     };
@@ -467,7 +470,11 @@ fn disagreeing(
 /// A space whose valid configurations are exactly the recorded ones: parameter `k` may take
 /// a value only if the prefix of values `0..=k` occurs in some record, so that invalid
 /// prefixes are cut as early as possible.
-fn build_space(names: &[String], columns: &[Column], rows: &[(Vec<u32>, Record)]) -> Result<Space> {
+fn build_space(
+    names: &[String],
+    columns: &[Column],
+    rows: &[(Vec<u32>, CacheEntry)],
+) -> Result<Space> {
     let prefixes: Arc<Vec<HashSet<Vec<u32>>>> = Arc::new(
         (0..names.len())
             .map(|k| rows.iter().map(|(d, _)| d[..=k].to_vec()).collect())
@@ -527,7 +534,7 @@ impl SimulatedEvaluator {
     pub fn recording(&self) -> &Recording {
         &self.rec
     }
-    fn lookup(&self, config: &Config) -> Result<&Record, Failure> {
+    fn lookup(&self, config: &Config) -> Result<&CacheEntry, Failure> {
         self.rec
             .record_of(config)
             .ok_or_else(|| Failure::Invalid("configuration is not in the recording".into()))

@@ -8,6 +8,7 @@ use super::diagnose::why_empty;
 use super::grow::{build_group, Budget, Split, Stop, PARALLEL_WORK, SPLIT_NODES};
 use super::plan::{plan_groups, GroupPlan};
 use super::{Group, ParamInfo, Space};
+use crate::error::panic_message;
 use crate::param::{Bound, Domain, Param, ParamType, Pred, Rule, RuleKind};
 use crate::{Error, Result};
 
@@ -199,14 +200,7 @@ impl<'a> SpaceBuilder<'a> {
         }));
         let built = match built {
             Ok(r) => r,
-            Err(payload) => {
-                let msg = payload
-                    .downcast_ref::<&str>()
-                    .map(|s| s.to_string())
-                    .or_else(|| payload.downcast_ref::<String>().cloned())
-                    .unwrap_or_else(|| "unknown panic".into());
-                return Err(Error::ConstraintPanicked(msg));
-            }
+            Err(payload) => return Err(Error::ConstraintPanicked(panic_message(&*payload))),
         };
         let mut groups: Vec<Group> = Vec::with_capacity(built.len());
         for (plan, g) in plans.iter().zip(built) {
@@ -272,12 +266,12 @@ fn place<'a>(params: &mut [ErasedParam<'a>], loose: Vec<Loose<'a>>, errors: &mut
             None => format!("stand-alone constraint #{}", k + 1),
         };
         match c.reads.iter().max() {
-            None => errors.push(Error::InvalidSpace(format!(
-                "{what} reads no parameter; list the slots it reads"
-            ))),
-            Some(&m) if m >= n => errors.push(Error::InvalidSpace(format!(
-                "{what} reads slot {m}, but only {n} parameters are declared"
-            ))),
+            None => errors.push(Error::ReadsNoParam { constraint: what }),
+            Some(&m) if m >= n => errors.push(Error::UnknownSlot {
+                constraint: what,
+                slot: m,
+                declared: n,
+            }),
             Some(&m) => params[m].rules.push(Rule {
                 deps: c.reads,
                 kind: RuleKind::Pred(c.pred),
@@ -293,10 +287,9 @@ fn validate(params: &[ErasedParam<'_>], allow_empty: bool, errors: &mut Vec<Erro
     names.sort_unstable();
     for w in names.windows(2) {
         if w[0] == w[1] {
-            errors.push(Error::InvalidSpace(format!(
-                "parameter `{}` is declared twice",
-                w[0]
-            )));
+            errors.push(Error::DuplicateParam {
+                name: w[0].to_string(),
+            });
         }
     }
     for (slot, p) in params.iter().enumerate() {
@@ -310,15 +303,15 @@ fn validate(params: &[ErasedParam<'_>], allow_empty: bool, errors: &mut Vec<Erro
         for r in &p.rules {
             for &d in &r.deps {
                 if d >= n {
-                    errors.push(Error::InvalidSpace(format!(
-                        "a constraint of `{}` reads slot {d}, but only {n} parameters are declared",
-                        p.info.name
-                    )));
+                    errors.push(Error::UnknownSlot {
+                        constraint: format!("a constraint of `{}`", p.info.name),
+                        slot: d,
+                        declared: n,
+                    });
                 } else if d == slot && matches!(r.kind, RuleKind::Int { .. }) {
-                    errors.push(Error::InvalidSpace(format!(
-                        "an alias of `{}` reads `{}` itself; compare it in a plain expression instead",
-                        p.info.name, p.info.name
-                    )));
+                    errors.push(Error::AliasReadsItself {
+                        param: p.info.name.clone(),
+                    });
                 }
             }
         }

@@ -493,7 +493,11 @@ impl Space {
         let raw: Vec<u64> = raw
             .into_iter()
             .zip(self.params())
-            .map(|(r, p)| r.ok_or_else(|| Error::NotInSpace(format!("no value for `{}`", p.name))))
+            .map(|(r, p)| {
+                r.ok_or_else(|| Error::MissingValue {
+                    param: p.name.clone(),
+                })
+            })
             .collect::<Result<_>>()?;
         let config = Config(raw.into());
         if self.contains(&config) {

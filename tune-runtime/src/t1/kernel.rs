@@ -9,7 +9,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use super::expr::{self, Expr, PyValue};
-use super::{format_err, json_or_expr, ConfigEnv, Names, T1Space, T1};
+use super::{expr_err, format_err, json_or_expr, ConfigEnv, Names, T1Space, T1};
 use crate::backend::{BufferArg, KernelSpec};
 use crate::space::Config;
 use crate::{Error, Result};
@@ -76,8 +76,8 @@ impl T1 {
     ///
     /// # Errors
     /// [`Error::Format`] for a file without `KernelSpecification`, an unsupported language or
-    /// argument type, an expression outside the subset; [`Error::Io`] for a missing kernel
-    /// file.
+    /// argument type; [`Error::Expression`] for an expression outside the subset;
+    /// [`Error::Io`] for a missing kernel file (`NotFound`).
     pub fn kernel(&self, space: &T1Space) -> Result<T1Kernel> {
         let k = self.file.kernel_specification.as_ref().ok_or_else(|| {
             format_err(
@@ -137,9 +137,10 @@ impl T1 {
                     .iter()
                     .map(|s| {
                         expr::parse(s, &names).map_err(|e| {
-                            format_err(
+                            expr_err(
                                 &self.path,
-                                format!("GridDiv{} `{s}`: {e}", ["X", "Y", "Z"][d]),
+                                format!("GridDiv{} `{s}`", ["X", "Y", "Z"][d]),
+                                e,
                             )
                         })
                     })
@@ -147,7 +148,7 @@ impl T1 {
                 // Kernel Tuner divides by the block size when no divisor is given.
                 None => match block_slots[d] {
                     Some(_) => vec![expr::parse(BLOCK_NAMES[d], &names)
-                        .map_err(|e| format_err(&self.path, e.to_string()))?],
+                        .map_err(|e| expr_err(&self.path, BLOCK_NAMES[d], e))?],
                     None => Vec::new(),
                 },
             };
@@ -182,8 +183,7 @@ impl T1 {
                     let size = a.size.as_ref().ok_or_else(|| {
                         format_err(&self.path, format!("{what}: a Vector needs a Size"))
                     })?;
-                    let v = json_or_expr(size, &lists, &format!("{what} Size"))
-                        .map_err(|e| format_err(&self.path, e))?;
+                    let v = json_or_expr(size, &lists, &format!("{what} Size"), &self.path)?;
                     let len = match v {
                         PyValue::Float(x) if x >= 0.0 => x as usize,
                         v => v
@@ -273,17 +273,20 @@ impl T1 {
                 return Ok(p);
             }
         }
-        Err(format_err(
-            &self.path,
-            format!(
-                "KernelFile `{file}` not found (looked in: {}); put the kernel beside the T1 file",
-                candidates
-                    .iter()
-                    .map(|p| p.display().to_string())
-                    .collect::<Vec<_>>()
-                    .join(", ")
+        Err(Error::Io {
+            path: self.path.display().to_string(),
+            source: std::io::Error::new(
+                std::io::ErrorKind::NotFound,
+                format!(
+                    "KernelFile `{file}` not found (looked in: {}); put the kernel beside the T1 file",
+                    candidates
+                        .iter()
+                        .map(|p| p.display().to_string())
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
             ),
-        ))
+        })
     }
 }
 
@@ -340,15 +343,7 @@ impl T1Kernel {
         for (d, g) in grid.iter_mut().enumerate() {
             *g = grid_dim(self.problem_size[d], &self.grid_divs[d], &env)?;
         }
-        let block = [0, 1, 2].map(|d| match self.block_slots[d] {
-            Some(s) => env
-                .get_value(s)
-                .as_int()
-                .and_then(|v| usize::try_from(v).ok())
-                .unwrap_or(0),
-            None => BLOCK_DEFAULTS[d],
-        });
-        Some((grid, block))
+        Some((grid, block_dims(&self.block_slots, &env)))
     }
 
     /// The kernel as a [`KernelSpec`] over `space`; random inputs are seeded with `seed`.
@@ -371,14 +366,7 @@ impl T1Kernel {
                 raw: c.raw(),
                 columns: &cols,
             };
-            [0, 1, 2].map(|d| match slots[d] {
-                Some(s) => env
-                    .get_value(s)
-                    .as_int()
-                    .and_then(|v| usize::try_from(v).ok())
-                    .unwrap_or(0),
-                None => BLOCK_DEFAULTS[d],
-            })
+            block_dims(&slots, &env)
         };
         let cols = Arc::clone(&space.columns);
         let divs = self.grid_divs.clone();
@@ -429,6 +417,19 @@ impl ConfigEnv<'_> {
     fn get_value(&self, slot: usize) -> PyValue {
         expr::Env::get(self, slot)
     }
+}
+
+/// The block size: the value of `block_size_x/y/z` where the space has that parameter
+/// (0 if it is not a non-negative integer), else Kernel Tuner's default.
+fn block_dims(slots: &[Option<usize>; 3], env: &ConfigEnv<'_>) -> [usize; 3] {
+    [0, 1, 2].map(|d| match slots[d] {
+        Some(s) => env
+            .get_value(s)
+            .as_int()
+            .and_then(|v| usize::try_from(v).ok())
+            .unwrap_or(0),
+        None => BLOCK_DEFAULTS[d],
+    })
 }
 
 /// `ceil(problem / product(divisors))`, as Kernel Tuner computes a grid dimension.

@@ -37,8 +37,8 @@ use serde_json::Value as Json;
 
 pub use kernel::{Language, T1Kernel};
 
-use self::expr::{Binding, Env, Expr, NoVars, PyValue, Resolve};
-use crate::param::{Bound, Param};
+use self::expr::{Binding, Env, Expr, ExprError, NoVars, PyValue, Resolve};
+use crate::param::{Bound, Param, ParamType};
 use crate::space::{Config, Space, SpaceBuilder};
 use crate::{Error, Result};
 
@@ -306,7 +306,7 @@ impl ConfigEnv<'_> {
 }
 
 /// `str(v)` in Python (strings without quotes).
-pub fn py_str(v: &PyValue) -> String {
+pub(crate) fn py_str(v: &PyValue) -> String {
     match v {
         PyValue::Str(s) => s.to_string(),
         other => other.to_string(),
@@ -317,6 +317,16 @@ fn format_err(path: &Path, reason: impl Into<String>) -> Error {
     Error::Format {
         path: path.display().to_string(),
         reason: reason.into(),
+    }
+}
+
+/// An expression of the file at `path` that does not parse or evaluate; `context` says
+/// where it stands.
+fn expr_err(path: &Path, context: impl Into<String>, source: ExprError) -> Error {
+    Error::Expression {
+        path: path.display().to_string(),
+        context: context.into(),
+        source,
     }
 }
 
@@ -379,7 +389,8 @@ impl T1 {
     /// The problem size (`KernelSpecification.ProblemSize`), evaluated.
     ///
     /// # Errors
-    /// [`Error::Format`] for an expression that does not evaluate to an integer.
+    /// [`Error::Expression`] for an expression outside the supported Python subset, or
+    /// [`Error::Format`] for one that does not evaluate to an integer.
     pub fn problem_size(&self) -> Result<Vec<i64>> {
         self.problem_size_with(&self.value_lists()?)
     }
@@ -405,8 +416,7 @@ impl T1 {
             .enumerate()
             .map(|(i, v)| {
                 let what = format!("ProblemSize[{i}]");
-                let value =
-                    json_or_expr(v, &names, &what).map_err(|e| format_err(&self.path, e))?;
+                let value = json_or_expr(v, &names, &what, &self.path)?;
                 value.as_int().ok_or_else(|| {
                     format_err(&self.path, format!("{what} is `{value}`, not an integer"))
                 })
@@ -427,8 +437,7 @@ impl T1 {
             .iter()
             .map(|p| {
                 let what = format!("the values of parameter `{}`", p.name);
-                let v =
-                    json_or_expr(&p.values, &none, &what).map_err(|e| format_err(&self.path, e))?;
+                let v = json_or_expr(&p.values, &none, &what, &self.path)?;
                 let PyValue::List(items) = v else {
                     return Err(format_err(
                         &self.path,
@@ -443,9 +452,10 @@ impl T1 {
     /// Builds the space: the parameters' values, constrained by every condition.
     ///
     /// # Errors
-    /// [`Error::Format`] for a value list or condition outside the supported Python subset
-    /// (naming the parameter or condition and the column), or the space builder's errors
-    /// (duplicate values or names).
+    /// [`Error::Expression`] for a value list or condition outside the supported Python
+    /// subset (naming the parameter or condition, with the column), [`Error::Format`] for
+    /// values of the wrong type or a condition that is always false, or the space builder's
+    /// errors (duplicate values or names).
     pub fn space(&self) -> Result<T1Space> {
         let columns = Arc::new(self.value_lists()?);
         let names = Names {
@@ -478,7 +488,7 @@ impl T1 {
         for (i, c) in self.file.configuration_space.conditions.iter().enumerate() {
             let what = format!("condition {} `{}`", i + 1, c.expression);
             let (e, slots) = expr::slots_of(&c.expression, &names)
-                .map_err(|e| format_err(&self.path, format!("{what}: {e}")))?;
+                .map_err(|e| expr_err(&self.path, &what, e))?;
             if slots.is_empty() {
                 match e.eval(&NoVars) {
                     Ok(v) if v.truthy() => {}
@@ -488,7 +498,7 @@ impl T1 {
                             format!("{what} is always false: no configuration is valid"),
                         ))
                     }
-                    Err(e) => return Err(format_err(&self.path, format!("{what}: {e}"))),
+                    Err(e) => return Err(expr_err(&self.path, what, e)),
                 }
                 continue;
             }
@@ -562,67 +572,55 @@ fn add_param<'a>(b: SpaceBuilder<'a>, p: &TuningParameter, col: &Column) -> Spac
         Json::Array(a) if a.len() == 1 => a[0].clone(),
         other => other.clone(),
     });
+    let default = default.as_ref();
+    let name = p.name.clone();
     match col {
-        Column::Int(v) => {
-            let mut param = Param::values(p.name.clone(), v.iter().copied());
-            if let Some(d) = default
-                .as_ref()
-                .and_then(Json::as_i64)
-                .filter(|d| v.contains(d))
-            {
-                param = param.default_value(d);
-            }
-            b.param(param)
-        }
-        Column::Float(v) => {
-            let mut param = Param::values(p.name.clone(), v.iter().copied());
-            if let Some(d) = default
-                .as_ref()
-                .and_then(Json::as_f64)
-                .filter(|d| v.contains(d))
-            {
-                param = param.default_value(d);
-            }
-            b.param(param)
-        }
-        Column::Bool(v) => {
-            let mut param = Param::values(p.name.clone(), v.iter().copied());
-            if let Some(d) = default
-                .as_ref()
-                .and_then(Json::as_bool)
-                .filter(|d| v.contains(d))
-            {
-                param = param.default_value(d);
-            }
-            b.param(param)
-        }
+        Column::Int(v) => b.param(listed(name, v, default.and_then(Json::as_i64))),
+        Column::Float(v) => b.param(listed(name, v, default.and_then(Json::as_f64))),
+        Column::Bool(v) => b.param(listed(name, v, default.and_then(Json::as_bool))),
         Column::Str(v) => {
-            let mut param = Param::values(p.name.clone(), 0..v.len() as i64);
-            if let Some(i) = default
-                .as_ref()
+            let codes: Vec<i64> = (0..v.len() as i64).collect();
+            let code = default
                 .and_then(Json::as_str)
                 .and_then(|d| v.iter().position(|s| &**s == d))
-            {
-                param = param.default_value(i as i64);
-            }
-            b.param(param)
+                .map(|i| i as i64);
+            b.param(listed(name, &codes, code))
         }
     }
 }
 
-/// A JSON value as a Python value: strings are expressions, numbers and lists are literal.
+/// A parameter taking `values`, with `default` as its default where it is one of them.
+fn listed<'a, T: ParamType + PartialEq>(
+    name: String,
+    values: &[T],
+    default: Option<T>,
+) -> Param<'a, T> {
+    let param = Param::values(name, values.iter().copied());
+    match default.filter(|d| values.contains(d)) {
+        Some(d) => param.default_value(d),
+        None => param,
+    }
+}
+
+/// A JSON value of the file at `path` as a Python value: strings are expressions, numbers
+/// and lists are literal.
 pub(crate) fn json_or_expr(
     v: &Json,
     names: &Names<'_>,
     what: &str,
-) -> std::result::Result<PyValue, String> {
+    path: &Path,
+) -> Result<PyValue> {
     match v {
         Json::String(s) => {
-            let e = expr::parse(s, names).map_err(|e| format!("{what} `{s}`: {e}"))?;
-            e.eval(&NoVars).map_err(|e| format!("{what} `{s}`: {e}"))
+            let at = |e| expr_err(path, format!("{what} `{s}`"), e);
+            expr::parse(s, names).map_err(at)?.eval(&NoVars).map_err(at)
         }
-        other => json_value(other)
-            .ok_or_else(|| format!("{what}: `{other}` is not a value this reader supports")),
+        other => json_value(other).ok_or_else(|| {
+            format_err(
+                path,
+                format!("{what}: `{other}` is not a value this reader supports"),
+            )
+        }),
     }
 }
 

@@ -1,4 +1,4 @@
-#![allow(clippy::unwrap_used, clippy::expect_used)]
+#![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
 use std::path::Path;
 
@@ -110,12 +110,34 @@ fn errors_name_the_condition_or_parameter() {
         r#"{"Name": "x", "Type": "int", "Values": "[1, 2]"}"#,
         r#"{"Expression": "x > 0"}, {"Expression": "x.bit_length() > 1"}"#,
     )
-    .unwrap_err()
-    .to_string();
+    .unwrap_err();
+    match &e {
+        Error::Expression {
+            path,
+            context,
+            source,
+        } => {
+            assert_eq!(path, "test.json");
+            assert_eq!(context, "condition 2 `x.bit_length() > 1`");
+            assert_eq!(source.column, 0);
+        }
+        other => panic!("{other:?}"),
+    }
+    let e = e.to_string();
     assert!(
         e.contains("condition 2") && e.contains("column 1") && e.contains("`x.bit_length`"),
         "{e}"
     );
+    // A value list outside the subset names its parameter and the column.
+    match space_of(r#"{"Name": "x", "Type": "int", "Values": "[1, 2**]"}"#, "") {
+        Err(Error::Expression {
+            context, source, ..
+        }) => {
+            assert_eq!(context, "the values of parameter `x` `[1, 2**]`");
+            assert_eq!(source.column, 7, "{source}");
+        }
+        other => panic!("{other:?}"),
+    }
     let e = space_of(
         r#"{"Name": "x", "Type": "int", "Values": "[1, 2]"}"#,
         r#"{"Expression": "x > y"}"#,
@@ -219,7 +241,12 @@ fn missing_kernel_files_and_languages_are_clear() {
     assert!(e.contains("`hip` is not supported"), "{e}");
     let t = t1(r#"{"ConfigurationSpace": {"TuningParameters": []},
             "KernelSpecification": {"Language": "OpenCL", "KernelName": "k", "KernelFile": "nope.cl"}}"#);
-    let e = t.kernel(&s).unwrap_err().to_string();
+    let e = t.kernel(&s).unwrap_err();
+    assert!(
+        matches!(&e, Error::Io { source, .. } if source.kind() == std::io::ErrorKind::NotFound),
+        "{e:?}"
+    );
+    let e = e.to_string();
     assert!(e.contains("`nope.cl` not found"), "{e}");
 }
 

@@ -47,6 +47,7 @@ use crate::Result;
 
 mod bar;
 mod finish;
+pub mod online;
 mod pool;
 mod result;
 mod run;

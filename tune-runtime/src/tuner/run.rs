@@ -12,6 +12,7 @@ use super::pool::{prepare, Pool, Prepared, Wait};
 use super::state::{Outcome, State};
 use super::{Tuner, TuningResult};
 use crate::abort::{AbortCondition, WholeSpace};
+use crate::error::panic_message;
 use crate::evaluate::{Evaluator, Failure};
 use crate::measure::admit;
 use crate::results::log::{self, LogWriter};
@@ -380,13 +381,9 @@ pub(super) fn guard<T>(
 ) -> std::result::Result<T, Failure> {
     match catch_unwind(AssertUnwindSafe(f)) {
         Ok(r) => r,
-        Err(payload) => {
-            let msg = payload
-                .downcast_ref::<&str>()
-                .map(|s| s.to_string())
-                .or_else(|| payload.downcast_ref::<String>().cloned())
-                .unwrap_or_else(|| "unknown panic".into());
-            Err(Failure::Other(format!("the evaluator panicked: {msg}")))
-        }
+        Err(payload) => Err(Failure::Other(format!(
+            "the evaluator panicked: {}",
+            panic_message(&*payload)
+        ))),
     }
 }

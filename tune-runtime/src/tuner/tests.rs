@@ -47,10 +47,19 @@ impl Technique for Shuffled {
     }
 }
 
-/// Proposes a fixed list, in batches (for memoisation tests).
-type Told = std::sync::Arc<Mutex<Vec<(u128, Option<f64>)>>>;
+/// What a technique was told, in order.
+pub(super) type Told = std::sync::Arc<Mutex<Vec<(u128, Option<f64>)>>>;
 
-struct Script(Vec<u128>, Told);
+/// Proposes a fixed list, in batches, and keeps what it is told (for the tests of
+/// memoisation, costs and re-measurement).
+pub(super) struct Script(pub(super) Vec<u128>, pub(super) Told);
+
+impl Script {
+    /// Proposes `indices`, in order.
+    pub(super) fn new(indices: impl IntoIterator<Item = u128>) -> Self {
+        Script(indices.into_iter().collect(), Told::default())
+    }
+}
 
 impl Technique for Script {
     fn name(&self) -> &str {

@@ -3,8 +3,6 @@
 
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
-use std::sync::{Arc, Mutex};
-
 use super::*;
 use crate::abort::{CostReached, Evaluations, Speedup};
 use crate::evaluate::closure::Closure;
@@ -12,9 +10,11 @@ use crate::evaluate::{Failure, Measured};
 use crate::measure::Remeasure;
 use crate::param::Param;
 use crate::results::{log, Database, Source};
-use crate::search::{Exhaustive, Technique};
+use crate::search::Exhaustive;
 use crate::space::{Config, Space, SpaceBuilder};
 use crate::Error;
+
+use super::tests::{Script, Told};
 
 /// What x86 computes for `0.0 / 0.0`: a quiet NaN with the sign bit set, which
 /// `f64::total_cmp` orders before every number.
@@ -29,26 +29,6 @@ fn space() -> Space {
 
 fn x_of(r: &TuningResult<impl crate::Cost>) -> u32 {
     r.best.config.get(0)
-}
-
-/// What a technique was told, in order.
-type Told = Arc<Mutex<Vec<(u128, Option<f64>)>>>;
-
-/// Proposes a fixed list and keeps what it is told.
-struct Script(Vec<u128>, Told);
-
-impl Technique for Script {
-    fn name(&self) -> &str {
-        "script"
-    }
-    fn init(&mut self, _: &Space, _: u64) {}
-    fn ask(&mut self, _: &Space, n: usize) -> Vec<u128> {
-        let k = n.min(self.0.len());
-        self.0.drain(..k).collect()
-    }
-    fn tell(&mut self, _: &Space, index: u128, cost: Option<f64>) {
-        self.1.lock().unwrap().push((index, cost));
-    }
 }
 
 /// |X - 5| + 1, except X=2 (x86's NaN), X=3 (+inf) and X=4 (-inf).

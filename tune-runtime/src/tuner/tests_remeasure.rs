@@ -18,6 +18,8 @@ use crate::results::database::{Entry, Policy};
 use crate::results::{log, Database, Named, Record};
 use crate::search::Exhaustive;
 use crate::space::{Config, Space, SpaceBuilder};
+
+use super::tests::Script;
 use crate::Value;
 
 fn space() -> Space {
@@ -413,25 +415,4 @@ fn defaults_prepare_ahead_and_measure_exactly_the_budget() {
         shown.contains(&format!("batch: {batch}, threads: {cores}")),
         "{shown}"
     );
-}
-
-/// Proposes fixed values of X, in order.
-struct Script(Vec<u128>);
-
-impl Script {
-    fn new(xs: impl IntoIterator<Item = u128>) -> Self {
-        Script(xs.into_iter().collect())
-    }
-}
-
-impl crate::search::Technique for Script {
-    fn name(&self) -> &str {
-        "script"
-    }
-    fn init(&mut self, _: &Space, _: u64) {}
-    fn ask(&mut self, _: &Space, n: usize) -> Vec<u128> {
-        let k = n.min(self.0.len());
-        self.0.drain(..k).collect()
-    }
-    fn tell(&mut self, _: &Space, _: u128, _: Option<f64>) {}
 }

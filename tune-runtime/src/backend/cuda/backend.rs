@@ -439,7 +439,10 @@ impl Backend for Cuda {
             .dev
             .strm()
             .alloc_zeros::<u8>(bytes.max(1))
-            .map_err(|e| backend_err(format!("allocating {bytes} bytes: {e:?}")))?;
+            .map_err(|source| Error::Cuda {
+                context: format!("allocating {bytes} bytes"),
+                source,
+            })?;
         let slot: Slot = Arc::new(Mutex::new(Some(slice)));
         st.buffers.retain(|w| w.strong_count() > 0);
         st.buffers.push(Arc::downgrade(&slot));
@@ -471,7 +474,10 @@ impl Backend for Cuda {
         stream
             .memcpy_htod(data, &mut view)
             .and_then(|()| stream.synchronize())
-            .map_err(|e| backend_err(format!("copy to device: {e:?}")))
+            .map_err(|source| Error::Cuda {
+                context: "copy to device".into(),
+                source,
+            })
     }
 
     fn read(&self, buffer: &CudaBuffer, out: &mut [u8]) -> Result<()> {
@@ -492,7 +498,10 @@ impl Backend for Cuda {
         stream
             .memcpy_dtoh(&view, out)
             .and_then(|()| stream.synchronize())
-            .map_err(|e| backend_err(format!("copy from device: {e:?}")))
+            .map_err(|source| Error::Cuda {
+                context: "copy from device".into(),
+                source,
+            })
     }
 
     fn launch(

@@ -154,8 +154,11 @@ pub(super) enum WireErr {
         query: String,
         available: String,
     },
-    /// [`Error::Backend`], and any other error as its message.
+    /// [`Error::Backend`], and any other error as its message (a CUDA driver error too:
+    /// its code cannot be rebuilt from a number).
     Backend { backend: String, message: String },
+    /// `Error::OpenCl`: the code crosses, so the parent can match on it.
+    OpenCl { context: String, code: i32 },
 }
 
 impl From<&Error> for WireErr {
@@ -177,6 +180,16 @@ impl From<&Error> for WireErr {
             Error::Backend { backend, message } => WireErr::Backend {
                 backend: backend.clone(),
                 message: message.clone(),
+            },
+            #[cfg(feature = "opencl")]
+            Error::OpenCl { context, source } => WireErr::OpenCl {
+                context: context.clone(),
+                code: source.0,
+            },
+            #[cfg(feature = "cuda")]
+            e @ Error::Cuda { .. } => WireErr::Backend {
+                backend: "cuda".into(),
+                message: e.to_string().trim_start_matches("cuda: ").into(),
             },
             other => WireErr::Backend {
                 backend: "worker".into(),
@@ -202,6 +215,17 @@ impl From<WireErr> for Error {
                 available,
             },
             WireErr::Backend { backend, message } => Error::Backend { backend, message },
+            #[cfg(feature = "opencl")]
+            WireErr::OpenCl { context, code } => Error::OpenCl {
+                context,
+                source: opencl3::error_codes::ClError(code),
+            },
+            // A worker of a build with OpenCL, answering a parent without it.
+            #[cfg(not(feature = "opencl"))]
+            WireErr::OpenCl { context, code } => Error::Backend {
+                backend: "opencl".into(),
+                message: format!("{context}: OpenCL error {code}"),
+            },
         }
     }
 }

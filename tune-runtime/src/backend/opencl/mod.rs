@@ -29,6 +29,7 @@ use std::time::Duration;
 use opencl3::command_queue::{CommandQueue, CL_QUEUE_PROFILING_ENABLE};
 use opencl3::context::Context;
 use opencl3::device::{Device, CL_DEVICE_TYPE_ALL};
+use opencl3::error_codes::ClError;
 use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::platform::{get_platforms, Platform};
@@ -47,10 +48,10 @@ const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
 const HOW_TO_GET_ONE: &str = "install an OpenCL driver, e.g. `apt-get install pocl-opencl-icd` \
      (CPU) or the GPU vendor's driver, and check with `clinfo -l`";
 
-fn cl_err(what: &str, e: impl fmt::Display) -> Error {
-    Error::Backend {
-        backend: "opencl".into(),
-        message: format!("{what}: {e}"),
+fn cl_err(what: &str, source: ClError) -> Error {
+    Error::OpenCl {
+        context: what.into(),
+        source,
     }
 }
 

@@ -358,8 +358,19 @@ fn damaged_newer_or_read_only_databases_are_found_before_tuning() {
         "{\"tunable\": \"c\", \"device\": \"gpu\", \"schema\": 99, \"entries\": []}",
     )
     .unwrap();
-    let e = db.check_writable("c", "gpu").unwrap_err().to_string();
-    assert!(e.contains("newer tune"), "{e}");
+    let e = db.check_writable("c", "gpu").unwrap_err();
+    assert!(
+        matches!(
+            e,
+            Error::NewerFormat {
+                found: 99,
+                supported: SCHEMA,
+                ..
+            }
+        ),
+        "{e:?}"
+    );
+    assert!(e.to_string().contains("newer tune"), "{e}");
     // Read-only.
     std::fs::remove_file(&path).unwrap();
     db.record("c", "gpu", entry("n=1", 32, 1.0), &s, Policy::Replace)

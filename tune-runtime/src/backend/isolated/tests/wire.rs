@@ -232,6 +232,27 @@ fn errors_cross_the_boundary_with_their_kind() {
     }
 }
 
+#[cfg(feature = "opencl")]
+#[test]
+fn opencl_errors_cross_with_their_code() {
+    let e = Error::OpenCl {
+        context: "allocating 8 bytes".into(),
+        source: opencl3::error_codes::ClError(-4),
+    };
+    let back = Error::from(WireErr::from(&e));
+    assert_eq!(back.to_string(), e.to_string());
+    assert!(
+        matches!(
+            back,
+            Error::OpenCl {
+                source: opencl3::error_codes::ClError(-4),
+                ..
+            }
+        ),
+        "{back:?}"
+    );
+}
+
 #[test]
 fn bad_frames_are_errors_not_panics() {
     // Every truncation of every message, and a byte too many.

@@ -1,0 +1,54 @@
+#!/bin/bash
+# The KTT bench (issue 13) on an NVIDIA GPU, from prebuilt binaries in .device-bin/ktt/.
+#
+# Build where cargo is (no GPU needed; the commit is compiled in):
+#   TUNE_COMMIT=$(git rev-parse --short HEAD) cargo build --release --features cuda,opencl \
+#     --example ktt_bench --example ktt_online_conv
+#   cargo test --release --features cuda,opencl --test ktt --no-run
+#   mkdir -p .device-bin/ktt && cp target/release/examples/ktt_bench \
+#     target/release/examples/ktt_online_conv .device-bin/ktt/ && \
+#     cp "$(ls -t target/release/deps/ktt-* | grep -v '\.d$' | head -1)" .device-bin/ktt/ktt_test && \
+#     git rev-parse --short HEAD > .device-bin/ktt/COMMIT
+# Run on the GPU machine, one part per command (each stays under 10 minutes):
+#   bash benches/gpu/run_ktt.sh tests   # tests/ktt.rs on NVIDIA's OpenCL and CUDA (required)
+#   bash benches/gpu/run_ktt.sh 1       # reduction vs copy bandwidth and cuBLAS sasum (+ part 3)
+#   bash benches/gpu/run_ktt.sh 2       # radix sort, tuned vs default
+#   bash benches/gpu/run_ktt.sh 4       # online tuning vs the offline best, 10,000 calls
+#   bash benches/gpu/run_ktt.sh torch   # torch.sum and torch.sort, timed the same way
+#   bash benches/gpu/run_ktt.sh opencl  # the reduction and online example on NVIDIA's OpenCL
+# Each writes its output to benches/gpu/logs/ktt-<part>.txt with the commit and the clocks.
+B=${B:-.device-bin/ktt}
+LOGS=${LOGS:-benches/gpu/logs}
+mkdir -p "$LOGS"
+
+header() {
+  echo "# ktt $1, $(date -u +%FT%TZ)"
+  echo "commit: $(cat "$B/COMMIT" 2>/dev/null || git rev-parse --short HEAD 2>/dev/null || echo unknown)"
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.mem,clocks.max.sm,clocks.max.mem,power.draw,temperature.gpu \
+    --format=csv 2>&1
+}
+
+part() {
+  local p=$1 log=$LOGS/ktt-$1.txt
+  {
+    header "$p"
+    case $p in
+      tests)
+        TUNE_REQUIRE_CUDA=1 TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 500 "$B/ktt_test" 2>&1 \
+          | grep -E "^test |test result|panicked|note:" ;;
+      1) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=1,3 TUNE_SECONDS=${KTT_SECONDS:-240} timeout 580 "$B/ktt_bench" ;;
+      2) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=2 TUNE_SECONDS=${KTT_SECONDS:-300} timeout 580 "$B/ktt_bench" ;;
+      4) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=4 TUNE_SECONDS=${KTT_SECONDS:-240} timeout 580 "$B/ktt_bench" ;;
+      torch) timeout 300 python3 benches/gpu/torch_ktt.py ;;
+      opencl)
+        TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_BENCH_ONLY=1 TUNE_SECONDS=${KTT_SECONDS:-150} timeout 300 "$B/ktt_bench"
+        TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_FRESH=1 timeout 240 "$B/ktt_online_conv" 4096 4096 7 3000 ;;
+      *) echo "unknown part $p: tests 1 2 4 torch opencl" ;;
+    esac
+    header "$p (end)"
+  } 2>&1 | tee "$log"
+}
+
+for p in "${@:-tests 1 2 4 torch opencl}"; do
+  for q in $p; do part "$q"; done
+done
