@@ -87,7 +87,6 @@ impl Args {
     /// # Errors
     /// An unknown option or a value that is not a number.
     pub fn parse(args: &[String]) -> Result<Args> {
-        let bad = |m: String| Error::KernelSpec(m);
         let mut out = Args {
             net: "alexnet".into(),
             batch: None,
@@ -102,11 +101,11 @@ impl Args {
             let mut value = || {
                 it.next()
                     .cloned()
-                    .ok_or_else(|| bad(format!("`{a}` needs a value")))
+                    .ok_or_else(|| arg_error(a, "needs a value".into()))
             };
             let number = |v: String| {
                 v.parse::<f64>()
-                    .map_err(|_| bad(format!("`{a}` takes a number, not `{v}`")))
+                    .map_err(|_| arg_error(a, format!("takes a number, not `{v}`")))
             };
             match a.as_str() {
                 "--net" => out.net = value()?,
@@ -121,16 +120,18 @@ impl Args {
                         "forward" => false,
                         "backward-data" => true,
                         other => {
-                            return Err(bad(format!(
-                                "`--pass` takes forward or backward-data, not `{other}`"
-                            )))
+                            return Err(arg_error(
+                                a,
+                                format!("takes forward or backward-data, not `{other}`"),
+                            ))
                         }
                     }
                 }
                 other => {
-                    return Err(bad(format!(
-                        "unknown argument `{other}`; see the top of examples/dnn_conv.rs"
-                    )))
+                    return Err(arg_error(
+                        other,
+                        "unknown argument; see the top of examples/dnn_conv.rs".into(),
+                    ))
                 }
             }
         }
@@ -161,11 +162,14 @@ impl Args {
             .partition(|l| l.backward_data().is_some());
         if served.is_empty() {
             let names: Vec<&str> = strided.iter().map(|l| l.name).collect();
-            return Err(Error::KernelSpec(format!(
-                "backward-data of {} is a transposed convolution (stride over 1), which this \
-                 kernel does not compute; pick stride-1 layers",
-                names.join(", ")
-            )));
+            return Err(arg_error(
+                "--pass",
+                format!(
+                    "backward-data of {} is a transposed convolution (stride over 1), which \
+                     this kernel does not compute; pick stride-1 layers",
+                    names.join(", ")
+                ),
+            ));
         }
         Ok(served.iter().filter_map(Layer::backward_data).collect())
     }
@@ -177,9 +181,10 @@ impl Args {
             "vgg16" => VGG16.to_vec(),
             "small" => SMALL.to_vec(),
             other => {
-                return Err(Error::KernelSpec(format!(
-                    "unknown network `{other}`; expected alexnet, vgg16 or small"
-                )))
+                return Err(arg_error(
+                    "--net",
+                    format!("unknown network `{other}`; expected alexnet, vgg16 or small"),
+                ))
             }
         };
         let all: Vec<Layer> = all
@@ -198,11 +203,14 @@ impl Args {
                     .copied()
                     .ok_or_else(|| {
                         let names: Vec<&str> = all.iter().map(|l| l.name).collect();
-                        Error::KernelSpec(format!(
-                            "no layer `{w}` in {}; it has {}",
-                            self.net,
-                            names.join(", ")
-                        ))
+                        arg_error(
+                            "--layers",
+                            format!(
+                                "no layer `{w}` in {}; it has {}",
+                                self.net,
+                                names.join(", ")
+                            ),
+                        )
                     })
             })
             .collect()
@@ -217,6 +225,14 @@ impl Args {
             },
             ..DnnConv::new(layer)
         }
+    }
+}
+
+/// A command-line argument that is wrong: `option`, and what is wrong with it.
+fn arg_error(option: &str, reason: String) -> Error {
+    Error::InvalidParam {
+        name: option.to_string(),
+        reason,
     }
 }
 
@@ -263,7 +279,7 @@ pub fn run<B: Backend>(backend: Arc<B>, args: &Args) -> Result<()> {
             .selected()?
             .into_iter()
             .find(|l| l.name == name.as_str())
-            .ok_or_else(|| Error::KernelSpec(format!("no layer `{name}`")))?;
+            .ok_or_else(|| arg_error("--prune", format!("no layer `{name}`")))?;
         return pruning(backend, args, layer);
     }
     let mut tuned: Vec<Tuned> = Vec::new();

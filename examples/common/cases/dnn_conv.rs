@@ -538,9 +538,9 @@ impl Study for DnnConv {
                     r = r.define("MINB", 1);
                 }
                 let space = self.space(target)?;
-                let first = space
-                    .get(0)
-                    .ok_or_else(|| tune::Error::KernelSpec("the layer's space is empty".into()))?;
+                let first = space.get(0).ok_or_else(|| {
+                    tune::Error::InvalidSpace("the layer's space is empty".into())
+                })?;
                 spec.reference_kernel(r.config(first))
             }
         })
