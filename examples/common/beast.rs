@@ -574,6 +574,17 @@ fn measure_rejected<B: Backend>(
     Ok(())
 }
 
+/// Whether `c`'s work-group is within the device's size and whole warps: the hardware
+/// level prunes the others for reasons known before compiling, which the checks after
+/// compiling never see.
+fn launchable(target: &Target, c: &Config) -> bool {
+    use dnn_conv::slot::{MDIM, NDIM};
+    let nt = c.get::<usize>(MDIM) * c.get::<usize>(NDIM);
+    let dev = &target.device;
+    (dev.max_work_group_size == 0 || nt <= dev.max_work_group_size)
+        && nt % (dev.warp_width as usize).max(1) == 0
+}
+
 /// Up to `want` configurations of `wide` that the hardware level prunes and the
 /// post-compilation checks reject, compiled in parallel in a fixed scattered order; at
 /// most 4 compilations per configuration wanted.
@@ -593,7 +604,7 @@ fn rejected_when_unpruned<B: Backend>(
     let candidates: Vec<Config> = (0..n.min(1 << 20))
         .map(|k| (k * 0x9E37_79B9_7F4A_7C15) % n)
         .filter_map(|i| wide.get(i))
-        .filter(|c| !dnn_conv::hardware_allows(target, c))
+        .filter(|c| !dnn_conv::hardware_allows(target, c) && launchable(target, c))
         .take(4 * want)
         .collect();
     let threads = std::thread::available_parallelism().map_or(2, |t| t.get());
