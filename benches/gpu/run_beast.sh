@@ -17,7 +17,10 @@
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh a     # logs in $OUT
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh b
 #   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/alexnet-bwd.log $OUT/cudnn.tsv
-# A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd.
+# A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
+# layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
+# its 6 minutes: the early layers' 1.6 GB outputs are restored, read back and compared per
+# evaluation).
 B=${B:-.device-bin/beast}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc on LD_LIBRARY_PATH, TF32 off
 OUT=${OUT:-/tmp/beast-out}
@@ -50,6 +53,13 @@ if wants b vgg16; then
   echo "### VGG16, batch 128: 40 evaluations or 20 s per layer"
   timeout 360 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 40 --seconds 20 2>&1 |
     tee "$OUT/vgg16.log" | grep -vE '^\s*$'
+fi
+if wants c vgg16-late; then
+  # VGG16's later layers alone (a call of its own: part b's VGG16 run stopped at conv3_1).
+  echo "### VGG16 conv3_1 to conv5_1, batch 128: 40 evaluations or 20 s per layer"
+  timeout 540 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 40 --seconds 20 \
+    --layers conv3_1,conv3_2,conv4_1,conv4_2,conv5_1 2>&1 | tee "$OUT/vgg16-late.log" |
+    grep -vE '^\s*$'
 fi
 if wants b prune; then
   echo "### pruning table, AlexNet L2, and measuring 8 configurations rejected after compiling"

@@ -292,6 +292,18 @@ pub fn run<B: Backend>(backend: Arc<B>, args: &Args) -> Result<()> {
     for layer in args.selected()? {
         let start = tuned.last().map(|t| t.best.clone());
         let t = tune_layer(backend.clone(), args, layer, start.as_ref())?;
+        // Its LAYER line now, so that a run stopped by a time limit keeps what it measured.
+        let done = table(
+            &args.label(),
+            std::slice::from_ref(&t),
+            peak(backend.as_ref()),
+        );
+        print!(
+            "{}",
+            done.lines()
+                .last()
+                .map_or(String::new(), |l| format!("{l}\n"))
+        );
         tuned.push(t);
         println!();
     }
