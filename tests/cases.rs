@@ -325,3 +325,176 @@ fn a_backend_without_a_kernel_language_is_an_error() {
     let e = Language::of(&device).unwrap_err().to_string();
     assert!(e.contains("`metal`"), "{e}");
 }
+
+/// An H100 SXM's properties as the CUDA backend reads them.
+fn h100() -> Target {
+    Target {
+        language: Language::Cuda,
+        device: DeviceInfo {
+            backend: "cuda".into(),
+            max_work_group_size: 1024,
+            max_work_item_sizes: [1024, 1024, 64],
+            local_mem_bytes: 227 * 1024,
+            compute_units: 132,
+            warp_width: 32,
+            registers_per_compute_unit: 65536,
+            registers_per_work_group: 65536,
+            local_mem_per_compute_unit: 228 * 1024,
+            max_threads_per_compute_unit: 2048,
+            max_work_groups_per_compute_unit: 32,
+            clock_mhz: 1980,
+            fp32_lanes_per_compute_unit: 128,
+            ..DeviceInfo::default()
+        },
+    }
+}
+
+#[test]
+fn dnn_conv_levels_prune_in_order_and_every_layer_has_a_space() {
+    use common::beast::level_sizes;
+    use common::cases::dnn_conv::{ALEXNET, VGG16};
+    let t = h100();
+    assert_eq!(
+        t.device.fp32_peak_flops(),
+        Some(132.0 * 128.0 * 2.0 * 1980e6)
+    );
+    for layer in ALEXNET.iter().chain(&VGG16) {
+        let sizes = level_sizes(layer, &t).unwrap();
+        let n: Vec<u128> = sizes.iter().map(|s| s.1).collect();
+        assert!(
+            n[0] > n[1] && n[1] >= n[2] && n[2] > n[3] && n[3] > 0,
+            "{}: {n:?}",
+            layer.name
+        );
+    }
+    // Without a device, the OpenCL space assumes typical limits and is not empty either.
+    let l2 = level_sizes(&ALEXNET[1], &on(Language::OpenCl)).unwrap();
+    assert!(l2[3].1 > 0, "{l2:?}");
+}
+
+/// The pruning report's fill-up draws what the hardware level removed: the predicate it
+/// uses accepts exactly the hardware-level space within the software-level one.
+#[test]
+fn dnn_conv_hardware_predicate_is_the_hardware_level() {
+    use common::beast::SMALL;
+    use common::cases::dnn_conv::{hardware_allows, space, Levels, ALEXNET};
+    for (layer, t) in [(SMALL[1], h100()), (ALEXNET[1], on(Language::OpenCl))] {
+        let wide = space(&layer, &t, Levels::Software).unwrap();
+        let kept = wide.iter().filter(|c| hardware_allows(&t, c)).count();
+        let hw = space(&layer, &t, Levels::Hardware).unwrap();
+        assert_eq!(kept as u128, hw.len(), "{}", layer.name);
+        assert!(hw.len() < wide.len(), "{}", layer.name);
+    }
+}
+
+#[test]
+fn dnn_conv_layers_have_beasts_shapes() {
+    use common::cases::dnn_conv::ALEXNET;
+    let [l1, l2, l3, l4, l5] = ALEXNET;
+    assert_eq!((l1.p(), l1.q(), l2.p(), l3.p()), (55, 55, 27, 13));
+    // BEAST's Table 2, forward: GFLOP/s x ms gives each layer's work.
+    for (l, gflops, ms) in [
+        (l2, 5511.2, 10.4),
+        (l3, 5493.5, 5.2),
+        (l4, 5018.7, 7.6),
+        (l5, 4983.2, 5.1),
+    ] {
+        let published = gflops * ms * 1e6;
+        assert!(
+            (l.flops() / published - 1.0).abs() < 0.02,
+            "{}: {} vs {published}",
+            l.name,
+            l.flops()
+        );
+    }
+}
+
+/// Backward-data at stride 1 is the forward pass of the derived layer with the filters
+/// flipped: what lets the forward kernel be tuned for it.
+#[test]
+fn backward_data_is_the_forward_pass_of_the_derived_layer() {
+    use common::cases::dnn_conv::{flip_filters, host_conv, host_conv_backward_data, Layer};
+    let l = Layer {
+        name: "t",
+        nb: 2,
+        c: 3,
+        h: 7,
+        w: 6,
+        ko: 4,
+        r: 3,
+        s: 2,
+        su: 1,
+        sv: 1,
+        ph: 1,
+        pw: 0,
+    };
+    let b = l.backward_data().unwrap();
+    assert_eq!((b.c, b.ko, b.h, b.w, b.ph, b.pw), (4, 3, 7, 5, 1, 1));
+    assert_eq!((b.p(), b.q()), (l.h, l.w));
+    let f = |n: usize, m: usize| {
+        (0..n)
+            .map(|i| ((i * m) % 17) as f32 - 8.0)
+            .collect::<Vec<_>>()
+    };
+    let dy = f(l.nb * l.ko * l.p() * l.q(), 7);
+    let w = f(l.ko * l.c * l.r * l.s, 5);
+    let want = host_conv_backward_data(&l, &dy, &w);
+    assert_eq!(host_conv(&b, &dy, &flip_filters(&l, &w)), want);
+    // A strided layer's backward-data is a transposed convolution: not this kernel's.
+    assert_eq!(Layer { su: 2, ..l }.backward_data(), None);
+}
+
+#[test]
+fn the_host_dnn_convolution_strides_and_pads() {
+    use common::cases::dnn_conv::{host_conv, Layer};
+    // One 4 x 4 image, a 3 x 3 filter of ones, stride 2, padding 1: sums of windows.
+    let l = Layer {
+        name: "t",
+        nb: 1,
+        c: 1,
+        h: 4,
+        w: 4,
+        ko: 1,
+        r: 3,
+        s: 3,
+        su: 2,
+        sv: 2,
+        ph: 1,
+        pw: 1,
+    };
+    let x: Vec<f32> = (0..16).map(|i| i as f32).collect();
+    let out = host_conv(&l, &x, &[1.0; 9]);
+    // Windows centred on (0,0), (0,2), (2,0), (2,2).
+    assert_eq!(
+        out,
+        [
+            0. + 1. + 4. + 5.,
+            1. + 2. + 3. + 5. + 6. + 7.,
+            4. + 5. + 8. + 9. + 12. + 13.,
+            5. + 6. + 7. + 9. + 10. + 11. + 13. + 14. + 15.
+        ]
+    );
+    let args = |a: &[&str]| {
+        common::beast::Args::parse(&a.iter().map(|s| s.to_string()).collect::<Vec<_>>())
+    };
+    assert!(
+        args(&["--net", "vgg16", "--layers", "conv1_2"])
+            .unwrap()
+            .selected()
+            .unwrap()
+            .len()
+            == 1
+    );
+    assert!(args(&["--net", "lenet"]).unwrap().selected().is_err());
+    assert!(args(&["--evals", "many"]).is_err());
+    // Backward-data: AlexNet's stride-1 layers as forward layers, L1 (stride 4) skipped.
+    let bwd = args(&["--pass", "backward-data"]).unwrap();
+    let layers = bwd.selected().unwrap();
+    let l2 = common::cases::dnn_conv::ALEXNET[1].backward_data().unwrap();
+    assert_eq!(layers.len(), 4);
+    assert_eq!(layers[0], l2);
+    assert_eq!(bwd.label(), "alexnet-bwd-data");
+    let l1 = args(&["--pass", "backward-data", "--layers", "L1"]).unwrap();
+    assert!(l1.selected().is_err());
+    assert!(args(&["--pass", "sideways"]).is_err());
+}

@@ -10,6 +10,7 @@ mod case_studies;
 #[path = "../examples/common/mod.rs"]
 mod common;
 mod harness;
+mod kernel_checks;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -24,6 +25,7 @@ use common::cuda as cc;
 use tune::abort::Evaluations;
 use tune::backend::{BufferArg, HostData, KernelEvaluator, KernelSpec, Tolerance};
 use tune::cuda::Cuda;
+use tune::evaluate::Cause;
 use tune::search::Random;
 use tune::{Error, Evaluator, Failure, Space, Tuner, TuningResult};
 
@@ -115,14 +117,23 @@ fn every_failure_kind_is_recorded(cuda: Arc<Cuda>) {
     .buffer(BufferArg::zeros::<f32>(128));
     let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, bounded).unwrap();
     match eval.prepare(&space, &c) {
-        Err(Failure::Invalid(m)) => assert!(m.contains("limit"), "{m}"),
+        Err(Failure::Rejected {
+            cause: Cause::WorkGroupSize,
+            detail: m,
+        }) => assert!(m.contains("limit"), "{m}"),
         other => panic!("expected an invalid configuration, got {other:?}"),
     }
 
     // Over the device's limit: 2048 threads per block, rejected before compiling.
     let big = spec.local(|_| [2048]);
     let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, big).unwrap();
-    assert!(matches!(eval.prepare(&space, &c), Err(Failure::Invalid(_))));
+    assert!(matches!(
+        eval.prepare(&space, &c),
+        Err(Failure::Rejected {
+            cause: Cause::WorkGroupSize,
+            ..
+        })
+    ));
 
     // Wrong result: forgets `+ y`.
     let (_, wrong) = saxpy_case(
@@ -246,7 +257,11 @@ fn main() -> ExitCode {
             cublas_is_timed_per_call_and_right,
         ),
     ];
-    for (name, f) in tests.into_iter().chain(case_studies::tests(Language::Cuda)) {
+    for (name, f) in tests
+        .into_iter()
+        .chain(case_studies::tests(Language::Cuda))
+        .chain(kernel_checks::tests())
+    {
         suite.device(&gpu, name, f);
     }
     suite.run()

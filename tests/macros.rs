@@ -336,3 +336,54 @@ fn tunable_where_constraints() {
     let cfg = StandAloneConfig::try_from(space.get(0).unwrap()).unwrap();
     assert_eq!(cfg.call(&x), cfg.wpt * cfg.ls + 64);
 }
+
+/// A tile kernel's host function whose constraints read the device's properties (BEAST's
+/// hardware level): the work-group within the device's limit, and at least two
+/// work-groups resident per compute unit.
+#[tune::tunable]
+fn tiles_on(
+    dev: &tune::backend::DeviceInfo,
+    #[tp([8, 16, 32], ts * ts <= dev.max_work_group_size || dev.max_work_group_size == 0)]
+    ts: usize,
+    #[tp([1, 2, 4], dev.work_groups_per_cu(ts * ts, Some(32 * wpt), 8 * ts * ts * wpt)
+        .is_none_or(|o| o.work_groups >= 2))]
+    wpt: usize,
+) -> usize {
+    ts * wpt
+}
+
+#[test]
+fn device_properties_in_constraints() {
+    let dev = tune::backend::DeviceInfo {
+        max_work_group_size: 1024,
+        max_work_item_sizes: [1024, 1024, 64],
+        local_mem_per_compute_unit: 64 * 1024,
+        registers_per_compute_unit: 65536,
+        max_threads_per_compute_unit: 2048,
+        warp_width: 32,
+        ..Default::default()
+    };
+    // space!: 32 x 32 work-items with 2 or 4 outputs (64 or 128 registers each) fill a
+    // compute unit's registers with one work-group; everything else fits twice.
+    let s = tune::space! {
+        TS:  usize in [8, 16, 32], TS * TS <= dev.max_work_group_size;
+        WPT: usize in [1, 2, 4],
+            dev.work_groups_per_cu(TS * TS, Some(32 * WPT), 8 * TS * TS * WPT)
+                .is_none_or(|o| o.work_groups >= 2);
+    }
+    .unwrap();
+    let pairs: Vec<(usize, usize)> = s.iter().map(|c| (c.get(0), c.get(1))).collect();
+    assert_eq!(
+        pairs,
+        [(8, 1), (8, 2), (8, 4), (16, 1), (16, 2), (16, 4), (32, 1)]
+    );
+    // #[tunable]: the same constraints over the function's argument.
+    let t = TilesOnConfig::space(&dev).unwrap();
+    assert_eq!(t.len(), 7);
+    let last = TilesOnConfig::try_from(t.get(6).unwrap()).unwrap();
+    assert_eq!((last.ts, last.wpt), (32, 1));
+    assert_eq!(last.call(&dev), 32);
+    // A device that reports nothing prunes nothing.
+    let unknown = tune::backend::DeviceInfo::default();
+    assert_eq!(TilesOnConfig::space(&unknown).unwrap().len(), 9);
+}

@@ -10,6 +10,7 @@ mod case_studies;
 #[path = "../examples/common/mod.rs"]
 mod common;
 mod harness;
+mod kernel_checks;
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -19,6 +20,7 @@ use common::cases::copy::Copy;
 use common::{Language, Study, Target};
 use tune::backend::opencl::OpenCl;
 use tune::backend::{Backend, BufferArg, KernelEvaluator, KernelSpec, ReferenceKernel};
+use tune::evaluate::Cause;
 use tune::{Error, Evaluator, Failure, Param, Space, SpaceBuilder};
 
 /// The device: `TUNE_OPENCL_DEVICE` if set, else PoCL if present, else the first one.
@@ -150,7 +152,10 @@ fn device_limits_are_rejected_before_compiling(dev: Arc<OpenCl>) {
     )
     .unwrap();
     match eval(&ev, &s, 0) {
-        Err(Failure::Invalid(m)) => assert!(m.contains("exceeds the device limit"), "{m}"),
+        Err(Failure::Rejected {
+            cause: Cause::WorkGroupSize,
+            detail: m,
+        }) => assert!(m.contains("exceeds the device limit"), "{m}"),
         other => panic!("{other:?}"),
     }
     let ev = KernelEvaluator::<OpenCl>::new(
@@ -160,7 +165,10 @@ fn device_limits_are_rejected_before_compiling(dev: Arc<OpenCl>) {
     )
     .unwrap();
     match eval(&ev, &s, 0) {
-        Err(Failure::Invalid(m)) => assert!(m.contains("local memory"), "{m}"),
+        Err(Failure::Rejected {
+            cause: Cause::LocalMemory,
+            detail: m,
+        }) => assert!(m.contains("local memory"), "{m}"),
         other => panic!("{other:?}"),
     }
 }
@@ -206,6 +214,7 @@ fn main() -> ExitCode {
     for (name, f) in tests
         .into_iter()
         .chain(case_studies::tests(Language::OpenCl))
+        .chain(kernel_checks::tests())
     {
         suite.device(&probe, name, f);
     }

@@ -50,7 +50,7 @@ mod cost {
 mod evaluate {
     use tune::evaluate::closure::{Closure, IntoMeasured, NoPrepare, Timed};
     use tune::evaluate::process::{CostFrom, Process, DEFAULT_MAX_OUTPUT};
-    use tune::evaluate::{Evaluator, Failure, Measured};
+    use tune::evaluate::{Cause, Evaluator, Failure, Measured};
 }
 
 mod backend {
@@ -62,6 +62,7 @@ mod backend {
     use tune::backend::{config_defines, Backend, CompileRequest, ConfigFn, DeviceInfo};
     use tune::backend::{BufferArg, Element, HostArgs, HostData, LaunchArg, LaunchDims};
     use tune::backend::{Comparator, ReferenceFn, ReferenceKernel, Tolerance};
+    use tune::backend::{KernelCheckFn, KernelProps, Occupancy, OccupancyLimit, AFTER_COMPILING};
     use tune::backend::{KernelEvaluator, KernelLimits, KernelSpec, PreparedKernel};
 
     #[cfg(unix)]

@@ -12,6 +12,7 @@
 //! What only CUDA has (cuBLAS, timed the way tune times a kernel) is in [`cuda`].
 #![allow(dead_code)]
 
+pub mod beast;
 pub mod cases;
 pub mod cli;
 #[cfg(feature = "cuda")]

@@ -8,10 +8,11 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use tune::backend::{Backend, KernelEvaluator};
-use tune::{Evaluator, Failure, TuningResult};
+use tune::{Evaluator, TuningResult};
 
 use crate::common::cases::conv::Conv;
 use crate::common::cases::copy::Copy;
+use crate::common::cases::dnn_conv::DnnConv;
 use crate::common::cases::gemm::{Check, Gemm};
 use crate::common::cases::kt_matmul::KtMatmul;
 use crate::common::cases::saxpy::Saxpy;
@@ -102,6 +103,15 @@ fn case_conv<B: Backend>(backend: Arc<B>) {
     );
 }
 
+/// BEAST's convolution at a small layer (validated against the host convolution); the
+/// run's rejections, if any, carry their cause.
+fn case_dnn_conv<B: Backend>(backend: Arc<B>) {
+    let r = run_case(backend, &DnnConv::new(crate::common::beast::SMALL[1]), 4);
+    for status in r.failures.keys() {
+        assert!(status.starts_with("invalid: "), "{:?}", failures(&r));
+    }
+}
+
 fn case_gemm<B: Backend>(backend: Arc<B>) {
     run_case(backend, &Gemm::new(64, 64, 32), 3);
 }
@@ -144,7 +154,7 @@ fn xgemm_direct_configurations_are_right_at_odd_sizes<B: Backend>(backend: Arc<B
         {
             Ok(_) => {}
             // Over a device limit.
-            Err(Failure::Invalid(_)) => continue,
+            Err(f) if f.is_invalid() => continue,
             Err(f) => panic!("{}: {f}", info.space.describe(&c)),
         }
         measured += 1;
@@ -158,7 +168,7 @@ fn xgemm_direct_configurations_are_right_at_odd_sizes<B: Backend>(backend: Arc<B
 
 /// The case tests for a backend compiling `language`: one per case written in it.
 pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
-    let cases: [CaseTest<B>; 6] = [
+    let cases: [CaseTest<B>; 7] = [
         ("case_copy", Box::new(Copy { n: 1 }), case_copy::<B>),
         ("case_saxpy", Box::new(Saxpy::new(1)), case_saxpy::<B>),
         (
@@ -167,6 +177,11 @@ pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
             case_conv::<B>,
         ),
         ("case_gemm", Box::new(Gemm::new(1, 1, 1)), case_gemm::<B>),
+        (
+            "case_dnn_conv",
+            Box::new(DnnConv::new(crate::common::beast::SMALL[0])),
+            case_dnn_conv::<B>,
+        ),
         (
             "case_xgemm_direct",
             Box::new(XgemmDirect(Gemm::new(1, 1, 1))),

@@ -10,6 +10,7 @@
 
 pub mod conv;
 pub mod copy;
+pub mod dnn_conv;
 pub mod gemm;
 pub mod kt_matmul;
 pub mod saxpy;

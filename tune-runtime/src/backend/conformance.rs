@@ -10,7 +10,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use super::{Backend, BufferArg, KernelEvaluator, KernelSpec};
-use crate::evaluate::{Evaluator, Failure, Measured};
+use crate::evaluate::{Cause, Evaluator, Failure, Measured};
 use crate::param::Param;
 use crate::space::{Space, SpaceBuilder};
 
@@ -162,12 +162,18 @@ fn wrong_results_are_caught<B: Backend>(b: Arc<B>, k: Kernels<'_>) -> Result<(),
 fn limits_are_invalid<B: Backend>(b: Arc<B>, k: Kernels<'_>) -> Result<(), String> {
     let max = b.device().max_work_group_size.max(1);
     match eval(b.clone(), spec(k.scale, 2.0).local(move |_| [2 * max]))? {
-        Err(Failure::Invalid(_)) => {}
+        Err(Failure::Rejected {
+            cause: Cause::WorkGroupSize,
+            ..
+        }) => {}
         other => return Err(format!("a work-group of {}: {other:?}", 2 * max)),
     }
     let lm = b.device().local_mem_bytes;
     match eval(b, spec(k.scale, 2.0).static_local_memory(move |_| lm + 1))? {
-        Err(Failure::Invalid(_)) => Ok(()),
+        Err(Failure::Rejected {
+            cause: Cause::LocalMemory,
+            ..
+        }) => Ok(()),
         other => Err(format!("{} bytes of local memory: {other:?}", lm + 1)),
     }
 }

@@ -33,6 +33,33 @@ pub struct DeviceInfo {
     pub global_mem_bytes: u64,
     /// Compute units (OpenCL) or multiprocessors (CUDA).
     pub compute_units: u32,
+    /// Work-items that execute in lock-step: the warp (NVIDIA) or wavefront (AMD) width;
+    /// 0 when the driver does not say.
+    #[serde(default)]
+    pub warp_width: u32,
+    /// 32-bit registers of one compute unit; 0 when unknown.
+    #[serde(default)]
+    pub registers_per_compute_unit: u32,
+    /// 32-bit registers one work-group may use; 0 when unknown.
+    #[serde(default)]
+    pub registers_per_work_group: u32,
+    /// Local (shared) memory of one compute unit, shared by its resident work-groups,
+    /// bytes; 0 when unknown.
+    #[serde(default)]
+    pub local_mem_per_compute_unit: usize,
+    /// Most resident work-items per compute unit; 0 when unknown.
+    #[serde(default)]
+    pub max_threads_per_compute_unit: u32,
+    /// Most resident work-groups per compute unit; 0 when unknown.
+    #[serde(default)]
+    pub max_work_groups_per_compute_unit: u32,
+    /// The highest core clock, MHz; 0 when unknown.
+    #[serde(default)]
+    pub clock_mhz: u32,
+    /// Single-precision fused multiply-adds per clock of one compute unit (128 on
+    /// NVIDIA Hopper and Ada, 64 on Ampere A100 and Volta); 0 when unknown.
+    #[serde(default)]
+    pub fp32_lanes_per_compute_unit: u32,
 }
 
 impl DeviceInfo {
@@ -42,6 +69,122 @@ impl DeviceInfo {
             "{} ({}, {}, driver {})",
             self.name, self.backend, self.platform, self.driver_version
         )
+    }
+
+    /// The single-precision peak in FLOP/s (a fused multiply-add counts two): compute
+    /// units x FP32 lanes x 2 x clock; `None` when a factor is unknown.
+    pub fn fp32_peak_flops(&self) -> Option<f64> {
+        let lanes = self.fp32_lanes_per_compute_unit;
+        (self.compute_units > 0 && lanes > 0 && self.clock_mhz > 0).then(|| {
+            f64::from(self.compute_units) * f64::from(lanes) * 2.0 * f64::from(self.clock_mhz) * 1e6
+        })
+    }
+
+    /// How many work-groups of `work_group_size` work-items, each using
+    /// `registers_per_item` registers (when known) and `local_bytes` of local memory, fit
+    /// on one compute unit at once, and what limits it (see [`Occupancy::estimate`]).
+    /// Written for constraints in a space, BEAST's "at least 2 active work-groups per
+    /// compute unit":
+    ///
+    /// ```
+    /// # use tune_runtime::backend::DeviceInfo;
+    /// let dev = DeviceInfo { local_mem_per_compute_unit: 48 * 1024, max_threads_per_compute_unit: 2048,
+    ///                        ..DeviceInfo::default() };
+    /// let space = tune_runtime::SpaceBuilder::new()
+    ///     .param(tune_runtime::Param::<usize>::values("TILE", [16, 32, 64]))
+    ///     .constraint(&[0], |b| {
+    ///         let tile = b.get::<usize>(0);
+    ///         dev.work_groups_per_cu(256, None, 2 * 4 * tile * tile).is_none_or(|o| o.work_groups >= 2)
+    ///     })
+    ///     .build()?;
+    /// assert_eq!(space.len(), 2); // two 64 x 64 float tiles (32 KiB): one group in 48 KiB
+    /// # Ok::<(), tune_runtime::Error>(())
+    /// ```
+    pub fn work_groups_per_cu(
+        &self,
+        work_group_size: usize,
+        registers_per_item: Option<usize>,
+        local_bytes: usize,
+    ) -> Option<Occupancy> {
+        Occupancy::estimate(self, work_group_size, registers_per_item, local_bytes)
+    }
+}
+
+/// What limits the resident work-groups of a compute unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum OccupancyLimit {
+    /// The compute unit's work-items.
+    Threads,
+    /// The compute unit's work-group slots.
+    WorkGroups,
+    /// The compute unit's registers.
+    Registers,
+    /// The compute unit's local memory.
+    LocalMemory,
+    /// The driver's occupancy calculator (CUDA), which weighs all of them.
+    Driver,
+}
+
+/// Work-groups resident at once on one compute unit.
+#[derive(Clone, Copy, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Occupancy {
+    /// Work-groups per compute unit (0: the work-group does not fit at all).
+    pub work_groups: u32,
+    /// The resource that allows no more.
+    pub limited_by: OccupancyLimit,
+}
+
+impl Occupancy {
+    /// An estimate from the device's per-compute-unit resources: the fewest work-groups
+    /// that its work-items, work-group slots, registers (work-group size rounded up to the
+    /// warp width, registers per work-item to a multiple of 8, as NVIDIA allocates them)
+    /// and local memory allow. Resources the device does not report are left out; `None`
+    /// when it reports none of them. The CUDA backend asks the driver instead.
+    pub fn estimate(
+        dev: &DeviceInfo,
+        work_group_size: usize,
+        registers_per_item: Option<usize>,
+        local_bytes: usize,
+    ) -> Option<Occupancy> {
+        let wg = work_group_size.max(1);
+        let mut best: Option<Occupancy> = None;
+        let mut limit = |n: usize, by: OccupancyLimit| {
+            let n = u32::try_from(n).unwrap_or(u32::MAX);
+            if best.is_none_or(|b| n < b.work_groups) {
+                best = Some(Occupancy {
+                    work_groups: n,
+                    limited_by: by,
+                });
+            }
+        };
+        if dev.max_threads_per_compute_unit > 0 {
+            limit(
+                dev.max_threads_per_compute_unit as usize / wg,
+                OccupancyLimit::Threads,
+            );
+        }
+        if dev.max_work_groups_per_compute_unit > 0 {
+            limit(
+                dev.max_work_groups_per_compute_unit as usize,
+                OccupancyLimit::WorkGroups,
+            );
+        }
+        if let (Some(r), true) = (registers_per_item, dev.registers_per_compute_unit > 0) {
+            let warp = (dev.warp_width as usize).max(1);
+            let per_group = wg.div_ceil(warp) * warp * r.div_ceil(8) * 8;
+            if let Some(n) = (dev.registers_per_compute_unit as usize).checked_div(per_group) {
+                limit(n, OccupancyLimit::Registers);
+            }
+        }
+        let local_per_cu = match dev.local_mem_per_compute_unit {
+            0 => dev.local_mem_bytes,
+            n => n,
+        };
+        if local_bytes > 0 && local_per_cu > 0 {
+            limit(local_per_cu / local_bytes, OccupancyLimit::LocalMemory);
+        }
+        best
     }
 }
 
@@ -56,6 +199,14 @@ pub struct KernelLimits {
     pub local_mem_bytes: Option<usize>,
     /// Registers per work-item, where the backend knows them.
     pub registers: Option<usize>,
+    /// Private memory per work-item, bytes: OpenCL's `CL_KERNEL_PRIVATE_MEM_SIZE`, CUDA's
+    /// local memory (`CU_FUNC_ATTRIBUTE_LOCAL_SIZE_BYTES`: spilled registers and stack).
+    #[serde(default)]
+    pub private_mem_bytes: Option<usize>,
+    /// The work-group size should be a multiple of this
+    /// (`CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE`; on CUDA the warp size).
+    #[serde(default)]
+    pub preferred_multiple: Option<usize>,
 }
 
 /// What to compile: source, kernel name, defines and extra options.
@@ -160,6 +311,20 @@ pub trait Backend: Send + Sync + 'static {
     /// The compiled kernel's own limits (none by default).
     fn kernel_limits(&self, _kernel: &Self::Kernel) -> KernelLimits {
         KernelLimits::default()
+    }
+
+    /// Work-groups of `work_group_size` work-items with `dynamic_local_bytes` of local
+    /// memory (besides the kernel's static) that are resident at once on one compute unit,
+    /// as the driver computes it (CUDA's occupancy calculator). `None` (the default) lets
+    /// the evaluator estimate it from the device's and the kernel's properties
+    /// ([`Occupancy::estimate`]).
+    fn occupancy(
+        &self,
+        _kernel: &Self::Kernel,
+        _work_group_size: usize,
+        _dynamic_local_bytes: usize,
+    ) -> Option<Occupancy> {
+        None
     }
 
     /// Allocates a device buffer of `bytes` bytes (at least 1).

@@ -10,11 +10,12 @@ use std::sync::atomic::{AtomicU64, AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
-use super::device::{Backend, CompileRequest, DeviceInfo, LaunchArg, LaunchDims};
+use super::checks::KernelProps;
+use super::device::{Backend, CompileRequest, DeviceInfo, LaunchArg, LaunchDims, Occupancy};
 use super::host::{BufferArg, HostArg, HostArgs, HostData};
 use super::spec::{config_defines, ArgSpec, KernelSpec, Sizes};
 use super::validate::{Reference, ReferenceKernel};
-use crate::evaluate::{Evaluator, Failure, Measured};
+use crate::evaluate::{Cause, Evaluator, Failure, Measured};
 use crate::space::{Config, Space};
 use crate::{Error, Result};
 
@@ -382,8 +383,9 @@ impl<B: Backend> KernelEvaluator<B> {
     /// The launch geometry of `config`, checked against the device's limits.
     ///
     /// # Errors
-    /// [`Failure::Invalid`] when a size is zero, has more than 3 dimensions, the local size
-    /// does not divide the global size (without rounding), or a device limit is exceeded.
+    /// [`Failure::Invalid`] when a size is zero, has more than 3 dimensions, or the local
+    /// size does not divide the global size (without rounding); [`Failure::Rejected`]
+    /// (`work_group_size`) when the work-group is over a device limit.
     pub fn launch_dims(&self, config: &Config) -> Result<LaunchDims, Failure> {
         let dev = self.backend.device();
         let local_v = self.spec.local.as_ref().map(|f| f(config));
@@ -426,18 +428,24 @@ impl<B: Backend> KernelEvaluator<B> {
                     }
                 }
                 if dev.max_work_item_sizes[d] > 0 && l[d] > dev.max_work_item_sizes[d] {
-                    return Err(Failure::Invalid(format!(
-                        "local size {} in dimension {d} exceeds the device limit {}",
-                        l[d], dev.max_work_item_sizes[d]
-                    )));
+                    return Err(Failure::rejected(
+                        Cause::WorkGroupSize,
+                        format!(
+                            "local size {} in dimension {d} exceeds the device limit {}",
+                            l[d], dev.max_work_item_sizes[d]
+                        ),
+                    ));
                 }
             }
             let total: usize = l.iter().product();
             if dev.max_work_group_size > 0 && total > dev.max_work_group_size {
-                return Err(Failure::Invalid(format!(
-                    "work-group of {total} work-items exceeds the device limit {}",
-                    dev.max_work_group_size
-                )));
+                return Err(Failure::rejected(
+                    Cause::WorkGroupSize,
+                    format!(
+                        "work-group of {total} work-items exceeds the device limit {}",
+                        dev.max_work_group_size
+                    ),
+                ));
             }
         } else if from_grid {
             return Err(Failure::Invalid(
@@ -562,10 +570,13 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             + dims.dynamic_local_bytes
             + self.spec.static_local.as_ref().map_or(0, |f| f(config));
         if dev.local_mem_bytes > 0 && local_mem > dev.local_mem_bytes {
-            return Err(Failure::Invalid(format!(
-                "needs {local_mem} bytes of local memory; the device has {}",
-                dev.local_mem_bytes
-            )));
+            return Err(Failure::rejected(
+                Cause::LocalMemory,
+                format!(
+                    "needs {local_mem} bytes of local memory; the device has {}",
+                    dev.local_mem_bytes
+                ),
+            ));
         }
         let defines = self.spec.defines_of(space, config);
         let key: CacheKey = (
@@ -601,25 +612,26 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
                 (k, dt)
             }
         };
+        // Kernel-property constraints, on what the compiler produced, before it runs.
         let limits = self.backend.kernel_limits(&kernel);
-        if let Some(max) = limits.max_work_group_size {
-            if dims.local.is_some() && dims.local_len() > max {
-                return Err(Failure::Invalid(format!(
-                    "work-group of {} work-items exceeds this kernel's limit {max} \
-                     (registers or local memory)",
-                    dims.local_len()
-                )));
-            }
-        }
-        if let Some(stat) = limits.local_mem_bytes {
-            let total = stat + locals.iter().sum::<usize>() + dims.dynamic_local_bytes;
-            if dev.local_mem_bytes > 0 && total > dev.local_mem_bytes {
-                return Err(Failure::Invalid(format!(
-                    "kernel needs {total} bytes of local memory; the device has {}",
-                    dev.local_mem_bytes
-                )));
-            }
-        }
+        let wg = dims.local_len();
+        let dynamic = locals.iter().sum::<usize>() + dims.dynamic_local_bytes;
+        let local_mem_bytes = limits.local_mem_bytes.unwrap_or(0) + dynamic;
+        let occupancy = match (dims.local.is_some(), self.spec.checks.wants_occupancy()) {
+            (true, true) => self
+                .backend
+                .occupancy(&kernel, wg, dynamic)
+                .or_else(|| Occupancy::estimate(dev, wg, limits.registers, local_mem_bytes)),
+            _ => None,
+        };
+        let props = KernelProps {
+            device: dev,
+            limits: &limits,
+            work_group_size: if dims.local.is_some() { wg } else { 0 },
+            local_mem_bytes,
+            occupancy,
+        };
+        self.spec.checks.check(config, &props)?;
         Ok(PreparedKernel {
             kernel,
             dims,

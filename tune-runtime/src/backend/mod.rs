@@ -6,8 +6,11 @@
 //! tuning parameters (every one becomes a preprocessor define `-DNAME=value`), the global and
 //! local sizes as expressions of the configuration, the arguments, how to time and how to
 //! validate. The evaluator
-//! - rejects configurations over the device's limits before compiling them
-//!   ([`Failure::Invalid`](crate::Failure::Invalid)),
+//! - rejects configurations over the device's limits before compiling them, and those whose
+//!   compiled kernel breaks its own limits or the spec's kernel checks (registers, spills,
+//!   occupancy: [`KernelSpec::max_registers`] and the like) right after compiling, each
+//!   with its cause ([`Failure::Rejected`](crate::Failure::Rejected), recorded as
+//!   `invalid: registers` and so on),
 //! - compiles in [`Evaluator::prepare`](crate::Evaluator::prepare) (called from several CPU threads at once) with a
 //!   program cache keyed by source, defines, options, device and driver version,
 //! - in [`Evaluator::measure`](crate::Evaluator::measure) restores every buffer to its initial contents, launches once and
@@ -57,6 +60,7 @@ pub mod isolated;
 #[cfg_attr(docsrs, doc(cfg(feature = "opencl")))]
 pub mod opencl;
 
+mod checks;
 pub mod composition;
 pub mod conformance;
 mod device;
@@ -65,8 +69,12 @@ mod host;
 mod spec;
 mod validate;
 
+pub use checks::{KernelCheckFn, KernelProps, AFTER_COMPILING};
 pub(crate) use device::{check_fits, Transfer};
-pub use device::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
+pub use device::{
+    Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims, Occupancy,
+    OccupancyLimit,
+};
 pub use evaluator::{KernelEvaluator, PreparedKernel};
 pub use host::{BufferArg, Element, HostArgs, HostData};
 pub use spec::{config_defines, ConfigFn, KernelSpec};

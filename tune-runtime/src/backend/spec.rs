@@ -5,6 +5,7 @@ use std::fmt;
 use std::sync::Arc;
 use std::time::Duration;
 
+use super::checks::{KernelCheckFn, KernelChecks, KernelProps};
 use super::host::{BufferArg, Element, HostArgs, HostData};
 use super::validate::{Comparator, Reference, ReferenceKernel, Tolerance};
 use crate::param::Kind;
@@ -68,6 +69,7 @@ pub struct KernelSpec {
     pub(super) time_limit: Option<Duration>,
     pub(super) slow_factor: Option<f64>,
     pub(super) compile_limit: Option<Duration>,
+    pub(super) checks: KernelChecks,
 }
 
 impl fmt::Debug for KernelSpec {
@@ -81,6 +83,7 @@ impl fmt::Debug for KernelSpec {
             .field("repetitions", &self.repetitions)
             .field("launches_per_sample", &self.launches_per_sample)
             .field("tolerance", &self.tolerance)
+            .field("checks", &self.checks)
             .finish_non_exhaustive()
     }
 }
@@ -109,7 +112,54 @@ impl KernelSpec {
             time_limit: None,
             slow_factor: None,
             compile_limit: None,
+            checks: KernelChecks::default(),
         }
+    }
+    /// Rejects a compiled configuration whose kernel uses more than `n` registers per
+    /// work-item (`invalid: registers`), before it runs. Backends that cannot tell the
+    /// registers (OpenCL without a vendor extension) skip the check. Independently, a
+    /// work-group that needs more registers than the device has per work-group is always
+    /// rejected where the registers are known.
+    pub fn max_registers(mut self, n: usize) -> Self {
+        self.checks.max_registers = Some(n);
+        self
+    }
+    /// Rejects a compiled configuration with more than `bytes` of private memory per
+    /// work-item (`invalid: spills`): CUDA's local memory (spilled registers, stack),
+    /// OpenCL's `CL_KERNEL_PRIVATE_MEM_SIZE`. `0` rejects every spill.
+    pub fn max_spill_bytes(mut self, bytes: usize) -> Self {
+        self.checks.max_spill_bytes = Some(bytes);
+        self
+    }
+    /// Rejects a compiled configuration of which fewer than `work_groups` work-groups fit
+    /// on one compute unit at once (`invalid: occupancy`; BEAST asks for 2): CUDA's
+    /// occupancy calculator, else an estimate from the device's and the kernel's registers,
+    /// local memory and work-item limits ([`Occupancy::estimate`](super::Occupancy::estimate)).
+    /// Skipped where nothing is known.
+    pub fn min_occupancy(mut self, work_groups: u32) -> Self {
+        self.checks.min_occupancy = Some(work_groups);
+        self
+    }
+    /// Rejects a work-group size that is not a multiple of the compiled kernel's preferred
+    /// multiple (`CL_KERNEL_PREFERRED_WORK_GROUP_SIZE_MULTIPLE`, the warp size on CUDA):
+    /// `invalid: preferred_multiple`.
+    pub fn whole_warps(mut self, yes: bool) -> Self {
+        self.checks.preferred_multiple = yes;
+        self
+    }
+    /// A check of the compiled kernel of the user's: `Err(reason)` rejects the
+    /// configuration before it runs, recorded as `invalid: NAME`.
+    pub fn kernel_check(
+        mut self,
+        name: impl Into<String>,
+        check: impl Fn(&Config, &KernelProps<'_>) -> std::result::Result<(), String>
+            + Send
+            + Sync
+            + 'static,
+    ) -> Self {
+        let f: KernelCheckFn = Arc::new(check);
+        self.checks.custom.push((name.into(), f));
+        self
     }
     /// A fixed define besides the tuning parameters (`-DNAME=value`).
     pub fn define(mut self, name: impl Into<String>, value: impl fmt::Display) -> Self {

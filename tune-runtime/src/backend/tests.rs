@@ -6,7 +6,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::*;
-use crate::evaluate::{Evaluator, Failure, Measured};
+use crate::evaluate::{Cause, Evaluator, Failure, Measured};
 use crate::space::{Config, Space};
 use crate::{Error, Param, Result, SpaceBuilder};
 
@@ -37,6 +37,12 @@ impl Fake {
                 local_mem_bytes: 1024,
                 global_mem_bytes: 1 << 20,
                 compute_units: 1,
+                warp_width: 8,
+                registers_per_compute_unit: 4096,
+                registers_per_work_group: 2048,
+                local_mem_per_compute_unit: 1536,
+                max_threads_per_compute_unit: 128,
+                ..DeviceInfo::default()
             },
             compiles: Default::default(),
             launches: Default::default(),
@@ -74,9 +80,20 @@ impl Backend for Fake {
     }
 
     fn kernel_limits(&self, k: &FakeKernel) -> KernelLimits {
+        fn get<T: std::str::FromStr>(k: &FakeKernel, name: &str) -> Option<T> {
+            k.defines.get(name).and_then(|v| v.parse().ok())
+        }
+        let get = |name: &str| get::<usize>(k, name);
         KernelLimits {
-            max_work_group_size: k.defines.get("FAKE_MAX").and_then(|v| v.parse().ok()),
-            ..Default::default()
+            max_work_group_size: get("FAKE_MAX"),
+            // FAKE_REGS_PER_X: a register count that grows with the tuning parameter X.
+            registers: get("FAKE_REGS").or_else(|| {
+                let per_x: usize = get("FAKE_REGS_PER_X")?;
+                Some(per_x * get("X")?)
+            }),
+            private_mem_bytes: get("FAKE_PRIVATE"),
+            local_mem_bytes: get("FAKE_LOCAL"),
+            preferred_multiple: get("FAKE_MULTIPLE"),
         }
     }
 
@@ -183,7 +200,10 @@ fn the_right_candidate_wins_over_the_fast_wrong_one() {
                 assert_eq!(c.get::<usize>(0), 4);
                 wrong += 1;
             }
-            Err(Failure::Invalid(msg)) => {
+            Err(Failure::Rejected {
+                cause: Cause::WorkGroupSize,
+                detail: msg,
+            }) => {
                 assert_eq!(c.get::<usize>(1), 128, "{msg}");
                 assert!(msg.contains("exceeds the device limit"), "{msg}");
             }
@@ -281,7 +301,10 @@ fn limits_reject_before_compiling() {
     let c = find(&s, 4, 16);
     let before = fake.compiles.load(std::sync::atomic::Ordering::SeqCst);
     match ev.prepare(&s, &c) {
-        Err(Failure::Invalid(m)) => assert!(m.contains("local memory"), "{m}"),
+        Err(Failure::Rejected {
+            cause: Cause::LocalMemory,
+            detail: m,
+        }) => assert!(m.contains("local memory"), "{m}"),
         other => panic!("{other:?}"),
     }
     assert_eq!(
@@ -304,7 +327,10 @@ fn limits_reject_before_compiling() {
     // The kernel's own limit, known after compilation.
     let ev = KernelEvaluator::<Fake>::new(fake, &s, spec().define("FAKE_MAX", 16)).unwrap();
     match ev.prepare(&s, &find(&s, 1, 32)) {
-        Err(Failure::Invalid(m)) => assert!(m.contains("this kernel's limit"), "{m}"),
+        Err(Failure::Rejected {
+            cause: Cause::WorkGroupSize,
+            detail: m,
+        }) => assert!(m.contains("this kernel's limit"), "{m}"),
         other => panic!("{other:?}"),
     }
 }
@@ -480,6 +506,9 @@ crate::testgen_backend!(
     "kernel scale",
     "#error scale"
 );
+
+#[path = "tests_checks.rs"]
+mod checks;
 
 fn launches(fake: &Fake) -> usize {
     fake.launches.load(std::sync::atomic::Ordering::SeqCst)

@@ -14,14 +14,27 @@ use serde::{Deserialize, Serialize};
 use crate::cost::Cost;
 use crate::space::{Config, Space};
 
+mod cause;
+pub use cause::Cause;
+
 /// Why a configuration has no cost.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", content = "detail", rename_all = "snake_case")]
 #[non_exhaustive]
 pub enum Failure {
-    /// Rejected before running: breaks a constraint or a device limit (work-group size,
-    /// local/shared memory, registers).
+    /// Rejected before running: breaks a constraint or the launch geometry is unusable
+    /// (a size of zero, a local size that does not divide the global size).
     Invalid(String),
+    /// Rejected before running by a device limit (before compiling) or a property of the
+    /// compiled kernel (after compiling): registers, spills, local memory, work-group size,
+    /// occupancy. Recorded as `invalid: CAUSE`, counted by cause in summaries; its
+    /// [`kind`](Failure::kind) is `invalid`, as for [`Failure::Invalid`].
+    Rejected {
+        /// What rejected it.
+        cause: Cause,
+        /// The numbers: what the configuration needs and what the limit is.
+        detail: String,
+    },
     /// The kernel or program did not compile; the build log.
     Compile(String),
     /// Launch or run-time error.
@@ -43,7 +56,7 @@ impl Failure {
     /// `wrong_result`, `timeout`, `invalid_cost` or `other`.
     pub fn kind(&self) -> &'static str {
         match self {
-            Failure::Invalid(_) => "invalid",
+            Failure::Invalid(_) | Failure::Rejected { .. } => "invalid",
             Failure::Compile(_) => "compile",
             Failure::Launch(_) => "launch",
             Failure::WrongResult(_) => "wrong_result",
@@ -52,12 +65,46 @@ impl Failure {
             Failure::Other(_) => "other",
         }
     }
+
+    /// A rejection for `cause`.
+    pub fn rejected(cause: Cause, detail: impl Into<String>) -> Failure {
+        Failure::Rejected {
+            cause,
+            detail: detail.into(),
+        }
+    }
+
+    /// Whether it was rejected before running: [`Failure::Invalid`] or
+    /// [`Failure::Rejected`].
+    pub fn is_invalid(&self) -> bool {
+        matches!(self, Failure::Invalid(_) | Failure::Rejected { .. })
+    }
+
+    /// The cause of a [`Failure::Rejected`].
+    pub fn cause(&self) -> Option<&Cause> {
+        match self {
+            Failure::Rejected { cause, .. } => Some(cause),
+            _ => None,
+        }
+    }
+
+    /// The status recorded for it: [`kind`](Failure::kind), or `invalid: CAUSE` for a
+    /// rejection.
+    pub fn status(&self) -> String {
+        match self {
+            Failure::Rejected { cause, .. } => cause.status(),
+            other => other.kind().to_string(),
+        }
+    }
 }
 
 impl fmt::Display for Failure {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         match self {
             Failure::Invalid(s) => write!(f, "invalid configuration: {s}"),
+            Failure::Rejected { cause, detail } => {
+                write!(f, "invalid configuration ({cause}): {detail}")
+            }
             Failure::Compile(s) => write!(f, "compile error: {s}"),
             Failure::Launch(s) => write!(f, "launch error: {s}"),
             Failure::WrongResult(s) => write!(f, "wrong result: {s}"),

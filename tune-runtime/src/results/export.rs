@@ -390,6 +390,7 @@ impl T4Result {
 
 fn invalidity_of(status: &str) -> &'static str {
     match status {
+        s if s.starts_with("invalid: ") => "constraints",
         "ok" => "correct",
         "compile" => "compile",
         "invalid" => "constraints",
@@ -400,6 +401,7 @@ fn invalidity_of(status: &str) -> &'static str {
 
 fn marker_of(status: &str) -> &'static str {
     match status {
+        s if s.starts_with("invalid: ") => "InvalidConfig",
         "compile" => "CompilationFailedConfig",
         "invalid" => "InvalidConfig",
         _ => "RuntimeFailedConfig",

@@ -136,7 +136,8 @@ pub struct Record {
     /// The configuration, name -> value, in declaration order.
     pub config: Named<Value>,
     /// `ok`, or the failure kind (`invalid`, `compile`, `launch`, `wrong_result`,
-    /// `timeout`, `invalid_cost`, `other`).
+    /// `timeout`, `invalid_cost`, `other`); a rejection by a device or kernel limit is
+    /// `invalid: CAUSE` (`invalid: registers`, see [`Cause`](crate::evaluate::Cause)).
     pub status: String,
     /// The failure's detail (build log, error message; for timeouts, the limit in seconds).
     #[serde(default, skip_serializing_if = "Option::is_none")]
@@ -197,6 +198,9 @@ impl Record {
     /// The typed failure, if it failed.
     pub fn failure(&self) -> Option<Failure> {
         let detail = self.detail.clone().unwrap_or_default();
+        if let Some(cause) = crate::evaluate::Cause::of_status(&self.status) {
+            return Some(Failure::Rejected { cause, detail });
+        }
         Some(match self.status.as_str() {
             "ok" => return None,
             "invalid" => Failure::Invalid(detail),
@@ -227,9 +231,10 @@ impl Record {
             | Failure::WrongResult(s)
             | Failure::InvalidCost(s)
             | Failure::Other(s) => s.clone(),
+            Failure::Rejected { detail, .. } => detail.clone(),
             Failure::Timeout(d) => d.as_secs_f64().to_string(),
         };
-        (failure.kind().to_string(), detail)
+        (failure.status(), detail)
     }
 }
 
@@ -406,6 +411,8 @@ pub(crate) mod tests {
             Failure::Timeout(Duration::from_millis(1500)),
             Failure::Launch("y".into()),
             Failure::Invalid("z".into()),
+            Failure::rejected(crate::evaluate::Cause::Occupancy, "1 work-group per unit"),
+            Failure::rejected(crate::evaluate::Cause::Custom("mine".into()), "v"),
             Failure::InvalidCost("`cost` is NaN".into()),
             Failure::Other("w".into()),
         ] {

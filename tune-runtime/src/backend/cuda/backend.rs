@@ -15,7 +15,8 @@ use super::compile::{self, Arch, Compiled};
 use super::device::{CudaDevice, CudaProps, DeviceSelector};
 use super::launch::{check_device_limits, check_kernel_limits, Geometry, KernelAttributes};
 use crate::backend::{
-    check_fits, Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims, Transfer,
+    check_fits, Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims,
+    Occupancy, OccupancyLimit, Transfer,
 };
 use crate::{Error, Failure, Result};
 
@@ -140,6 +141,14 @@ impl Cuda {
                 .max(props.max_shared_per_block) as usize,
             global_mem_bytes: props.total_memory,
             compute_units: props.multiprocessors,
+            warp_width: props.warp_size,
+            registers_per_compute_unit: props.max_registers_per_multiprocessor,
+            registers_per_work_group: props.max_registers_per_block,
+            local_mem_per_compute_unit: props.max_shared_per_multiprocessor as usize,
+            max_threads_per_compute_unit: props.max_threads_per_multiprocessor,
+            max_work_groups_per_compute_unit: props.max_blocks_per_multiprocessor,
+            clock_mhz: props.clock_mhz,
+            fp32_lanes_per_compute_unit: props.fp32_lanes_per_multiprocessor(),
         };
         let arch = Arch::for_device(&props);
         let ctx = dev.ctx().clone();
@@ -386,7 +395,38 @@ impl Backend for Cuda {
             max_work_group_size: Some(kernel.attrs.max_threads_per_block as usize),
             local_mem_bytes: Some(kernel.attrs.static_shared_bytes as usize),
             registers: Some(kernel.attrs.registers as usize),
+            private_mem_bytes: Some(kernel.attrs.local_bytes as usize),
+            preferred_multiple: Some(self.props.warp_size.max(1) as usize),
         }
+    }
+
+    /// The driver's occupancy calculator (`cuOccupancyMaxActiveBlocksPerMultiprocessor`),
+    /// on the function as loaded when it was compiled; `None` (an estimate instead) when
+    /// that context is gone or the driver refuses.
+    fn occupancy(
+        &self,
+        kernel: &CudaKernel,
+        work_group_size: usize,
+        dynamic_local_bytes: usize,
+    ) -> Option<Occupancy> {
+        let func = kernel.loaded.lock().ok()?.as_ref()?.1.clone();
+        let block = u32::try_from(work_group_size).ok()?;
+        let total = dynamic_local_bytes + kernel.attrs.static_shared_bytes as usize;
+        if total > self.props.max_shared_per_block as usize {
+            // As at launch: opt in to more than the default shared memory per block.
+            func.set_attribute(
+                FnAttr::CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES,
+                i32::try_from(dynamic_local_bytes).ok()?,
+            )
+            .ok()?;
+        }
+        let n = func
+            .occupancy_max_active_blocks_per_multiprocessor(block, dynamic_local_bytes, None)
+            .ok()?;
+        Some(Occupancy {
+            work_groups: n,
+            limited_by: OccupancyLimit::Driver,
+        })
     }
 
     fn alloc(&self, bytes: usize) -> Result<CudaBuffer> {
@@ -502,10 +542,13 @@ impl Backend for Cuda {
                 g.shared_bytes as i32,
             )
             .map_err(|e| {
-                Failure::Invalid(format!(
-                    "{} bytes of dynamic shared memory refused: {e:?}",
-                    g.shared_bytes
-                ))
+                Failure::rejected(
+                    crate::evaluate::Cause::LocalMemory,
+                    format!(
+                        "{} bytes of dynamic shared memory refused: {e:?}",
+                        g.shared_bytes
+                    ),
+                )
             })?;
         }
         let stream = st.dev.strm().clone();

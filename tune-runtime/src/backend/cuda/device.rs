@@ -114,6 +114,16 @@ pub struct CudaProps {
     pub warp_size: u32,
     /// Global memory in bytes.
     pub total_memory: u64,
+    /// 32-bit registers of one multiprocessor.
+    pub max_registers_per_multiprocessor: u32,
+    /// Shared memory of one multiprocessor, bytes.
+    pub max_shared_per_multiprocessor: u32,
+    /// Most resident threads per multiprocessor.
+    pub max_threads_per_multiprocessor: u32,
+    /// Most resident blocks per multiprocessor.
+    pub max_blocks_per_multiprocessor: u32,
+    /// The peak SM clock, MHz (0 when the driver does not report it).
+    pub clock_mhz: u32,
 }
 
 impl CudaProps {
@@ -134,6 +144,21 @@ impl CudaProps {
             l2_bytes: 50 * 1024 * 1024,
             warp_size: 32,
             total_memory: 80 << 30,
+            max_registers_per_multiprocessor: 65536,
+            max_shared_per_multiprocessor: 228 * 1024,
+            max_threads_per_multiprocessor: 2048,
+            max_blocks_per_multiprocessor: 32,
+            clock_mhz: 1980,
+        }
+    }
+
+    /// FP32 fused multiply-adds per clock of one multiprocessor, by compute capability
+    /// (the CUDA programming guide's arithmetic-throughput table); 0 when unknown.
+    pub fn fp32_lanes_per_multiprocessor(&self) -> u32 {
+        match self.compute_capability {
+            (5, _) | (6, 1) | (6, 2) | (8, 6..) | (9, _) | (10, _) | (12, _) => 128,
+            (6, 0) | (7, _) | (8, 0) => 64,
+            _ => 0,
         }
     }
 
@@ -182,6 +207,20 @@ impl CudaProps {
             l2_bytes: u64::from(a(Attr::CU_DEVICE_ATTRIBUTE_L2_CACHE_SIZE)?),
             warp_size: a(Attr::CU_DEVICE_ATTRIBUTE_WARP_SIZE)?,
             total_memory: ctx.total_mem().map_err(|err| e("the memory size", err))? as u64,
+            max_registers_per_multiprocessor: a(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_REGISTERS_PER_MULTIPROCESSOR,
+            )?,
+            max_shared_per_multiprocessor: a(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_MULTIPROCESSOR,
+            )?,
+            max_threads_per_multiprocessor: a(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_THREADS_PER_MULTIPROCESSOR,
+            )?,
+            max_blocks_per_multiprocessor: a(
+                Attr::CU_DEVICE_ATTRIBUTE_MAX_BLOCKS_PER_MULTIPROCESSOR,
+            )?,
+            // Reported in kHz; deprecated in recent drivers, so 0 rather than an error.
+            clock_mhz: a(Attr::CU_DEVICE_ATTRIBUTE_CLOCK_RATE).unwrap_or(0) / 1000,
         })
     }
 }

@@ -2,6 +2,7 @@
 
 use super::device::CudaProps;
 use crate::backend::LaunchDims;
+use crate::evaluate::Cause;
 use crate::Failure;
 
 /// Grid, block and dynamic shared memory of one CUDA launch.
@@ -64,37 +65,49 @@ impl Geometry {
 /// and grid dimensions, shared memory per block (opt-in maximum).
 ///
 /// # Errors
-/// [`Failure::Invalid`] naming the limit.
+/// [`Failure::Rejected`] with the limit's cause.
 pub fn check_device_limits(info: &CudaProps, g: &Geometry) -> Result<(), Failure> {
     let threads = g.threads_per_block();
     if threads > u64::from(info.max_threads_per_block) {
-        return Err(Failure::Invalid(format!(
-            "{threads} threads per block exceed the device's {}",
-            info.max_threads_per_block
-        )));
+        return Err(Failure::rejected(
+            Cause::WorkGroupSize,
+            format!(
+                "{threads} threads per block exceed the device's {}",
+                info.max_threads_per_block
+            ),
+        ));
     }
     for i in 0..3 {
         if g.block[i] > info.max_block_dim[i] {
-            return Err(Failure::Invalid(format!(
-                "block dimension {i} of {} exceeds the device's {}",
-                g.block[i], info.max_block_dim[i]
-            )));
+            return Err(Failure::rejected(
+                Cause::WorkGroupSize,
+                format!(
+                    "block dimension {i} of {} exceeds the device's {}",
+                    g.block[i], info.max_block_dim[i]
+                ),
+            ));
         }
         if g.grid[i] > info.max_grid_dim[i] {
-            return Err(Failure::Invalid(format!(
-                "grid dimension {i} of {} exceeds the device's {}",
-                g.grid[i], info.max_grid_dim[i]
-            )));
+            return Err(Failure::rejected(
+                Cause::Grid,
+                format!(
+                    "grid dimension {i} of {} exceeds the device's {}",
+                    g.grid[i], info.max_grid_dim[i]
+                ),
+            ));
         }
     }
     let smem_limit = info
         .max_shared_per_block_optin
         .max(info.max_shared_per_block);
     if g.shared_bytes > smem_limit {
-        return Err(Failure::Invalid(format!(
-            "{} bytes of dynamic shared memory exceed the device's {smem_limit} per block",
-            g.shared_bytes
-        )));
+        return Err(Failure::rejected(
+            Cause::LocalMemory,
+            format!(
+                "{} bytes of dynamic shared memory exceed the device's {smem_limit} per block",
+                g.shared_bytes
+            ),
+        ));
     }
     Ok(())
 }
@@ -117,7 +130,7 @@ pub struct KernelAttributes {
 /// attribute), registers per block, static plus dynamic shared memory.
 ///
 /// # Errors
-/// [`Failure::Invalid`] naming the limit.
+/// [`Failure::Rejected`] with the limit's cause.
 pub fn check_kernel_limits(
     info: &CudaProps,
     attrs: &KernelAttributes,
@@ -125,27 +138,36 @@ pub fn check_kernel_limits(
 ) -> Result<(), Failure> {
     let threads = g.threads_per_block();
     if threads > u64::from(attrs.max_threads_per_block) {
-        return Err(Failure::Invalid(format!(
-            "{threads} threads per block exceed this kernel's limit of {} ({} registers per thread)",
-            attrs.max_threads_per_block, attrs.registers
-        )));
+        return Err(Failure::rejected(
+            Cause::WorkGroupSize,
+            format!(
+                "{threads} threads per block exceed this kernel's limit of {} ({} registers per thread)",
+                attrs.max_threads_per_block, attrs.registers
+            ),
+        ));
     }
     let regs = threads * u64::from(attrs.registers);
     if regs > u64::from(info.max_registers_per_block) {
-        return Err(Failure::Invalid(format!(
-            "{threads} threads x {} registers exceed the device's {} registers per block",
-            attrs.registers, info.max_registers_per_block
-        )));
+        return Err(Failure::rejected(
+            Cause::Registers,
+            format!(
+                "{threads} threads x {} registers exceed the device's {} registers per block",
+                attrs.registers, info.max_registers_per_block
+            ),
+        ));
     }
     let smem = u64::from(attrs.static_shared_bytes) + u64::from(g.shared_bytes);
     let limit = info
         .max_shared_per_block_optin
         .max(info.max_shared_per_block);
     if smem > u64::from(limit) {
-        return Err(Failure::Invalid(format!(
-            "{smem} bytes of shared memory ({} static + {} dynamic) exceed the device's {limit} per block",
-            attrs.static_shared_bytes, g.shared_bytes
-        )));
+        return Err(Failure::rejected(
+            Cause::LocalMemory,
+            format!(
+                "{smem} bytes of shared memory ({} static + {} dynamic) exceed the device's {limit} per block",
+                attrs.static_shared_bytes, g.shared_bytes
+            ),
+        ));
     }
     Ok(())
 }
@@ -210,13 +232,13 @@ mod tests {
         assert!(check_device_limits(&info, &geo([10, 1, 1], [1024, 1, 1], 0)).is_ok());
         assert!(matches!(
             check_device_limits(&info, &geo([10, 1, 1], [64, 32, 1], 0)),
-            Err(Failure::Invalid(m)) if m.contains("2048 threads")
+            Err(Failure::Rejected { cause: Cause::WorkGroupSize, detail: m }) if m.contains("2048 threads")
         ));
         assert!(check_device_limits(&info, &geo([1, 1, 1], [1, 1, 128], 0)).is_err());
         assert!(check_device_limits(&info, &geo([1, 70000, 1], [32, 1, 1], 0)).is_err());
         assert!(matches!(
             check_device_limits(&info, &geo([1, 1, 1], [32, 1, 1], 227 * 1024 + 1)),
-            Err(Failure::Invalid(m)) if m.contains("shared memory")
+            Err(Failure::Rejected { cause: Cause::LocalMemory, detail: m }) if m.contains("shared memory")
         ));
     }
 
@@ -232,7 +254,7 @@ mod tests {
         assert!(check_kernel_limits(&info, &attrs, &geo([1, 1, 1], [256, 1, 1], 0)).is_ok());
         assert!(matches!(
             check_kernel_limits(&info, &attrs, &geo([1, 1, 1], [512, 1, 1], 0)),
-            Err(Failure::Invalid(m)) if m.contains("this kernel's limit")
+            Err(Failure::Rejected { cause: Cause::WorkGroupSize, detail: m }) if m.contains("this kernel's limit")
         ));
         let regs = KernelAttributes {
             max_threads_per_block: 1024,
@@ -241,7 +263,7 @@ mod tests {
         };
         assert!(matches!(
             check_kernel_limits(&info, &regs, &geo([1, 1, 1], [1024, 1, 1], 0)),
-            Err(Failure::Invalid(m)) if m.contains("registers per block")
+            Err(Failure::Rejected { cause: Cause::Registers, detail: m }) if m.contains("registers per block")
         ));
         assert!(
             check_kernel_limits(&info, &attrs, &geo([1, 1, 1], [256, 1, 1], 200 * 1024)).is_err()

@@ -278,7 +278,7 @@ mod failure {
 
     use serde::{Deserialize, Deserializer, Serialize, Serializer};
 
-    use crate::evaluate::Failure;
+    use crate::evaluate::{Cause, Failure};
 
     #[derive(Serialize, Deserialize)]
     enum Repr {
@@ -289,6 +289,7 @@ mod failure {
         Timeout(Duration),
         Other(String),
         InvalidCost(String),
+        Rejected(String, String),
     }
 
     pub(super) fn serialize<S: Serializer>(f: &Failure, s: S) -> Result<S::Ok, S::Error> {
@@ -300,6 +301,7 @@ mod failure {
             Failure::Timeout(d) => Repr::Timeout(d),
             Failure::Other(m) => Repr::Other(m),
             Failure::InvalidCost(m) => Repr::InvalidCost(m),
+            Failure::Rejected { cause, detail } => Repr::Rejected(cause.name().into(), detail),
         }
         .serialize(s)
     }
@@ -313,6 +315,10 @@ mod failure {
             Repr::Timeout(d) => Failure::Timeout(d),
             Repr::Other(m) => Failure::Other(m),
             Repr::InvalidCost(m) => Failure::InvalidCost(m),
+            Repr::Rejected(c, detail) => Failure::Rejected {
+                cause: Cause::from_name(&c),
+                detail,
+            },
         })
     }
 }

@@ -261,6 +261,8 @@ impl OpenCl {
             local_mem_bytes: device.local_mem_size().unwrap_or(0) as usize,
             global_mem_bytes: device.global_mem_size().unwrap_or(0),
             compute_units: device.max_compute_units().unwrap_or(0),
+            clock_mhz: device.max_clock_frequency().unwrap_or(0),
+            ..vendor_properties(&device)
         };
         Ok(OpenCl {
             info,
@@ -269,6 +271,42 @@ impl OpenCl {
             queue,
         })
     }
+}
+
+/// What only vendor extensions tell: NVIDIA's `cl_nv_device_attribute_query` (warp size,
+/// registers per block, compute capability) and AMD's `cl_amd_device_attribute_query`
+/// (wavefront width, local memory per compute unit). Unknown stays 0.
+fn vendor_properties(device: &Device) -> DeviceInfo {
+    let extensions = device.extensions().unwrap_or_default();
+    let mut info = DeviceInfo::default();
+    if extensions.contains("cl_nv_device_attribute_query") {
+        info.warp_width = device.wrap_size_nv().unwrap_or(0);
+        let regs = device.registers_per_block_nv().unwrap_or(0);
+        info.registers_per_work_group = regs;
+        // Since Kepler a multiprocessor has as many registers as one block may use.
+        info.registers_per_compute_unit = regs;
+        let cc = (
+            device.compute_capability_major_nv().unwrap_or(0),
+            device.compute_capability_minor_nv().unwrap_or(0),
+        );
+        info.fp32_lanes_per_compute_unit = match cc {
+            (5, _) | (6, 1) | (6, 2) | (8, 6..) | (9, _) | (10, _) | (12, _) => 128,
+            (6, 0) | (7, _) | (8, 0) => 64,
+            _ => 0,
+        };
+        info.max_threads_per_compute_unit = match cc {
+            (0..=4, _) => 0,
+            (7, 5) => 1024,
+            (8, 6) | (8, 9) | (12, _) => 1536,
+            _ => 2048,
+        };
+    }
+    if extensions.contains("cl_amd_device_attribute_query") {
+        info.warp_width = device.wavefront_width_amd().unwrap_or(0);
+        info.local_mem_per_compute_unit =
+            device.local_mem_size_per_compute_unit_amd().unwrap_or(0) as usize;
+    }
+    info
 }
 
 /// A compiled OpenCL kernel (and its program).
@@ -314,7 +352,10 @@ impl Backend for OpenCl {
         let limits = KernelLimits {
             max_work_group_size: kernel.get_work_group_size(id).ok(),
             local_mem_bytes: kernel.get_local_mem_size(id).ok().map(|b| b as usize),
+            // Standard OpenCL does not tell a kernel's registers.
             registers: None,
+            private_mem_bytes: kernel.get_private_mem_size(id).ok().map(|b| b as usize),
+            preferred_multiple: kernel.get_work_group_size_multiple(id).ok(),
         };
         Ok(ClKernel {
             kernel: Mutex::new(kernel),

@@ -64,6 +64,7 @@ pub(super) fn fake_backend(spec: &str) -> Result<Fake> {
                 local_mem_bytes: 1 << 16,
                 global_mem_bytes: 1 << 30,
                 compute_units: 4,
+                ..DeviceInfo::default()
             },
             poisoned: AtomicBool::new(false),
         }),
@@ -123,7 +124,7 @@ impl Backend for Fake {
         KernelLimits {
             max_work_group_size: Some(128),
             local_mem_bytes: Some(k.mode.len()),
-            registers: None,
+            ..KernelLimits::default()
         }
     }
 

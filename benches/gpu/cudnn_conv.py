@@ -1,0 +1,84 @@
+"""cuDNN's forward convolution, through PyTorch, for the layers of examples/dnn_conv.rs,
+timed as tune times its kernel: CUDA events around back-to-back calls on one stream,
+warm-ups first, the median of the samples. TF32 off (fp32 FFMA, as the tuned kernel);
+cudnn.benchmark on, so cuDNN picks its fastest algorithm for each shape first.
+
+    python3 benches/gpu/cudnn_conv.py alexnet vgg16 alexnet-bwd-data > cudnn.tsv
+
+Prints one `CUDNN<TAB>net<TAB>layer<TAB>ms<TAB>TFLOP/s` line per layer. `NET-bwd-data`:
+cuDNN's backward-data (the input's gradient, torch.nn.grad.conv2d_input) of NET's
+stride-1 layers, which examples/dnn_conv.rs `--pass backward-data` tunes.
+"""
+import sys
+
+import torch
+import torch.nn.functional as F
+from torch.nn.grad import conv2d_input
+
+# (name, C, H=W, K, R=S, stride, pad) at batch 128: examples/common/cases/dnn_conv.rs.
+NETS = {
+    "alexnet": [
+        ("L1", 3, 224, 64, 11, 4, 2),
+        ("L2", 64, 27, 192, 5, 1, 2),
+        ("L3", 192, 13, 384, 3, 1, 1),
+        ("L4", 384, 13, 256, 3, 1, 1),
+        ("L5", 256, 13, 256, 3, 1, 1),
+    ],
+    "vgg16": [
+        ("conv1_1", 3, 224, 64, 3, 1, 1),
+        ("conv1_2", 64, 224, 64, 3, 1, 1),
+        ("conv2_1", 64, 112, 128, 3, 1, 1),
+        ("conv2_2", 128, 112, 128, 3, 1, 1),
+        ("conv3_1", 128, 56, 256, 3, 1, 1),
+        ("conv3_2", 256, 56, 256, 3, 1, 1),
+        ("conv4_1", 256, 28, 512, 3, 1, 1),
+        ("conv4_2", 512, 28, 512, 3, 1, 1),
+        ("conv5_1", 512, 14, 512, 3, 1, 1),
+    ],
+}
+
+
+def time_layer(c, hw, k, rs, stride, pad, bwd=False, batch=128, samples=7, per_sample=10):
+    p = (hw + 2 * pad - rs) // stride + 1
+    x = torch.randn(batch, c, hw, hw, device="cuda")
+    w = torch.randn(k, c, rs, rs, device="cuda")
+    if bwd:
+        dy = torch.randn(batch, k, p, p, device="cuda")
+        call = lambda: conv2d_input(x.shape, w, dy, stride=stride, padding=pad)
+    else:
+        call = lambda: F.conv2d(x, w, stride=stride, padding=pad)
+    for _ in range(3):  # warm-up, and cuDNN's algorithm search
+        call()
+    torch.cuda.synchronize()
+    times = []
+    for _ in range(samples):
+        start, end = torch.cuda.Event(enable_timing=True), torch.cuda.Event(enable_timing=True)
+        start.record()
+        for _ in range(per_sample):
+            call()
+        end.record()
+        end.synchronize()
+        times.append(start.elapsed_time(end) / per_sample)
+    times.sort()
+    flops = 2.0 * k * batch * p * p * c * rs * rs
+    ms = times[len(times) // 2]
+    return ms, flops / (ms * 1e-3) / 1e12
+
+
+def main():
+    torch.backends.cuda.matmul.allow_tf32 = False
+    torch.backends.cudnn.allow_tf32 = False
+    torch.backends.cudnn.benchmark = True
+    print(f"# {torch.cuda.get_device_name()} torch {torch.__version__} cudnn {torch.backends.cudnn.version()}",
+          file=sys.stderr)
+    for net in sys.argv[1:] or ["alexnet"]:
+        base, bwd = net.removesuffix("-bwd-data"), net.endswith("-bwd-data")
+        for name, *shape in NETS[base]:
+            if bwd and shape[4] != 1:
+                continue  # strided: a transposed convolution, not tuned here
+            ms, tflops = time_layer(*shape, bwd=bwd)
+            print(f"CUDNN\t{net}\t{name}\t{ms:.6f}\t{tflops:.3f}", flush=True)
+
+
+if __name__ == "__main__":
+    main()

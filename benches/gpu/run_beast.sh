@@ -1,0 +1,75 @@
+#!/bin/bash
+# BEAST on the GPU (issue 15): every AlexNet and VGG16 layer (batch 128, forward) tuned
+# with a modest budget on CUDA, each starting from the best of the layer before; cuDNN
+# through PyTorch on the same shapes; the pruning table of AlexNet L2 with the time saved
+# by rejecting after compilation; the kernel-property tests with the GPU required.
+# Two calls, each under the GPU machine's 10 minutes per command: `a` (tests, cuDNN,
+# AlexNet, and AlexNet L2 and L3 on NVIDIA's OpenCL; about 6 minutes) and `b` (VGG16,
+# pruning table, backward-data of AlexNet L2-L5; about 7 minutes). The tuning itself
+# (AlexNet 5 x 25 s, VGG16 9 x 20 s, backward-data 4 x 15 s) stays under 8 minutes.
+#
+# Build where cargo is (no GPU needed), then run on the GPU machine:
+#   cargo build --release --features cuda,opencl --example dnn_conv
+#   cargo test --release --features cuda --no-run --test cuda
+#   mkdir -p .device-bin/beast
+#   cp target/release/examples/dnn_conv .device-bin/beast/
+#   cp "$(ls -t target/release/deps/cuda-* | grep -v '\.d$' | head -1)" .device-bin/beast/cuda_test
+#   B=.device-bin/beast bash benches/gpu/run_beast.sh a     # logs in $OUT
+#   B=.device-bin/beast bash benches/gpu/run_beast.sh b
+#   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/alexnet-bwd.log $OUT/cudnn.tsv
+# A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
+# layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
+# its 6 minutes: the early layers' 1.6 GB outputs are restored, read back and compared per
+# evaluation).
+B=${B:-.device-bin/beast}
+R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc on LD_LIBRARY_PATH, TF32 off
+OUT=${OUT:-/tmp/beast-out}
+mkdir -p "$OUT"
+part=${1:-a}
+wants() { [ "$part" = "$1" ] || [ "$part" = "$2" ]; }
+t0=$(date +%s)
+if wants a tests; then
+  echo "### kernel-property tests on the GPU (TUNE_REQUIRE_CUDA=1)"
+  for f in _checked rejected case_dnn_conv every_failure_kind; do
+    TUNE_REQUIRE_CUDA=1 timeout 40 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:"
+  done | tee "$OUT/tests.log"
+fi
+if wants a cudnn; then
+  echo "### cuDNN through PyTorch (TF32 off)"
+  NVIDIA_TF32_OVERRIDE=0 timeout 120 python3 benches/gpu/cudnn_conv.py alexnet vgg16 alexnet-bwd-data | tee "$OUT/cudnn.tsv"
+fi
+if wants a alexnet; then
+  echo "### AlexNet, batch 128: 80 evaluations or 25 s per layer"
+  timeout 240 bash $R "$B/dnn_conv" --backend cuda --net alexnet --evals 80 --seconds 25 2>&1 |
+    tee "$OUT/alexnet.log" | grep -vE '^\s*$'
+fi
+if wants a opencl; then
+  echo "### the same kernel on NVIDIA's OpenCL: AlexNet L2 and L3, 20 s each"
+  TUNE_OPENCL_DEVICE=nvidia timeout 75 bash $R "$B/dnn_conv" --backend opencl --net alexnet \
+    --layers L2,L3 --evals 40 --seconds 20 2>&1 | tee "$OUT/opencl.log" | grep -vE '^\s*$'
+fi
+if wants b vgg16; then
+  echo "### VGG16, batch 128: 40 evaluations or 20 s per layer"
+  timeout 360 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 40 --seconds 20 2>&1 |
+    tee "$OUT/vgg16.log" | grep -vE '^\s*$'
+fi
+if wants c vgg16-late; then
+  # VGG16's later layers alone (a call of its own: part b's VGG16 run stopped at conv3_1).
+  echo "### VGG16 conv3_1 to conv5_1, batch 128: 40 evaluations or 20 s per layer"
+  timeout 540 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 40 --seconds 20 \
+    --layers conv3_1,conv3_2,conv4_1,conv4_2,conv5_1 2>&1 | tee "$OUT/vgg16-late.log" |
+    grep -vE '^\s*$'
+fi
+if wants b prune; then
+  echo "### pruning table, AlexNet L2, and measuring 8 configurations rejected after compiling"
+  timeout 120 bash $R "$B/dnn_conv" --backend cuda --net alexnet --prune L2 --evals 60 \
+    --seconds 40 --measure-rejected 8 2>&1 | tee "$OUT/prune.log" | grep -vE '^\s*$'
+fi
+if wants b bwd; then
+  echo "### backward-data of AlexNet's stride-1 layers (L2-L5): 40 evaluations or 15 s per layer"
+  timeout 100 bash $R "$B/dnn_conv" --backend cuda --net alexnet --pass backward-data \
+    --evals 40 --seconds 15 2>&1 | tee "$OUT/alexnet-bwd.log" | grep -vE '^\s*$'
+fi
+echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
+tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

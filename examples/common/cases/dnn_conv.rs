@@ -1,0 +1,694 @@
+//! BEAST's DNN convolution layers (kernels/dnn_conv/: one kernel body for OpenCL C and
+//! CUDA C, prefixed by a dialect prelude): the forward pass of a convolutional layer in
+//! NCHW as an implicit GEMM through local memory, over BEAST's parameter families, in a
+//! space pruned at BEAST's three levels:
+//! - algorithm: block sizes are multiples of the thread dimensions, vector groups tile a
+//!   work-item's share, the tiles load in whole rounds of the work-group;
+//! - software: the tiles divide the layer (out channels, batch x output pixels);
+//! - hardware: work-group size, registers (estimated from the tiles) and local memory
+//!   within the device's, and at least 2 work-groups resident per compute unit (read from
+//!   the device's properties, [`tune::backend::DeviceInfo`]).
+//!
+//! What the compiler produced is checked again right after compilation (registers,
+//! spills, occupancy from the driver), and rejected with its cause before it runs.
+//!
+//! The kernel is the same on both backends; the CUDA space adds `MINB` (the minimum
+//! resident blocks of `__launch_bounds__`), which OpenCL has no way to say.
+
+use std::fmt;
+use std::time::Duration;
+
+use tune::backend::{BufferArg, DeviceInfo, KernelSpec, ReferenceKernel, Tolerance};
+use tune::{Bound, Config, Param, Result, Space, SpaceBuilder};
+
+use super::{Language, Sources, Study, Target, Work};
+
+/// Slots of the parameters.
+pub mod slot {
+    #![allow(missing_docs)]
+    pub const BM: usize = 0;
+    pub const BN: usize = 1;
+    pub const BK: usize = 2;
+    pub const MDIM: usize = 3;
+    pub const NDIM: usize = 4;
+    pub const VS: usize = 5;
+    pub const DB: usize = 6;
+    pub const PADA: usize = 7;
+    pub const PADB: usize = 8;
+    pub const UNR: usize = 9;
+    pub const FLAYOUT: usize = 10;
+    pub const KORDER: usize = 11;
+    /// CUDA only.
+    pub const MINB: usize = 12;
+}
+use slot::*;
+
+/// One convolutional layer: batch `nb` of `c x h x w` images, `ko` filters of `c x r x s`,
+/// stride `su x sv`, zero padding `ph x pw`.
+#[derive(Clone, Copy, Debug, PartialEq, Eq)]
+pub struct Layer {
+    /// Its name in its network (`L1`, `conv1_2`).
+    pub name: &'static str,
+    /// Batch size.
+    pub nb: usize,
+    /// Input channels.
+    pub c: usize,
+    /// Input height.
+    pub h: usize,
+    /// Input width.
+    pub w: usize,
+    /// Output channels (filters).
+    pub ko: usize,
+    /// Filter height.
+    pub r: usize,
+    /// Filter width.
+    pub s: usize,
+    /// Vertical stride.
+    pub su: usize,
+    /// Horizontal stride.
+    pub sv: usize,
+    /// Vertical zero padding.
+    pub ph: usize,
+    /// Horizontal zero padding.
+    pub pw: usize,
+}
+
+impl Layer {
+    /// Output height.
+    pub fn p(&self) -> usize {
+        (self.h + 2 * self.ph - self.r) / self.su + 1
+    }
+    /// Output width.
+    pub fn q(&self) -> usize {
+        (self.w + 2 * self.pw - self.s) / self.sv + 1
+    }
+    /// Batch x output pixels: the GEMM's N.
+    pub fn npq(&self) -> usize {
+        self.nb * self.p() * self.q()
+    }
+    /// The reduction: the GEMM's K.
+    pub fn crs(&self) -> usize {
+        self.c * self.r * self.s
+    }
+    /// Floating-point operations of the forward pass (a multiply-add counts two).
+    pub fn flops(&self) -> f64 {
+        2.0 * self.ko as f64 * self.npq() as f64 * self.crs() as f64
+    }
+    /// The same layer at another batch size.
+    pub fn batch(self, nb: usize) -> Layer {
+        Layer { nb, ..self }
+    }
+    /// Backward-data (the gradient of the input) as a forward convolution, where the same
+    /// kernel serves it: at stride 1 it is the forward pass over the output gradient (`ko`
+    /// channels of `p x q`) with the filters flipped and their channels swapped
+    /// ([`flip_filters`]), padded by `r - 1 - ph`. `None` at larger strides (a transposed
+    /// convolution, which this kernel does not compute) or padding of a filter's size.
+    pub fn backward_data(&self) -> Option<Layer> {
+        if self.su != 1 || self.sv != 1 || self.ph >= self.r || self.pw >= self.s {
+            return None;
+        }
+        Some(Layer {
+            c: self.ko,
+            h: self.p(),
+            w: self.q(),
+            ko: self.c,
+            ph: self.r - 1 - self.ph,
+            pw: self.s - 1 - self.pw,
+            ..*self
+        })
+    }
+    /// The defines of the layer.
+    fn defines(&self) -> [(&'static str, usize); 13] {
+        [
+            ("NB", self.nb),
+            ("C", self.c),
+            ("H", self.h),
+            ("W", self.w),
+            ("KO", self.ko),
+            ("R", self.r),
+            ("S", self.s),
+            ("SU", self.su),
+            ("SV", self.sv),
+            ("PH", self.ph),
+            ("PW", self.pw),
+            ("P", self.p()),
+            ("Q", self.q()),
+        ]
+    }
+}
+
+impl fmt::Display for Layer {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        write!(
+            f,
+            "n={},c={},h={},w={},k={},r={},s={},u={},v={},ph={},pw={}",
+            self.nb,
+            self.c,
+            self.h,
+            self.w,
+            self.ko,
+            self.r,
+            self.s,
+            self.su,
+            self.sv,
+            self.ph,
+            self.pw
+        )
+    }
+}
+
+#[allow(clippy::too_many_arguments)]
+const fn layer(
+    name: &'static str,
+    c: usize,
+    hw: usize,
+    ko: usize,
+    rs: usize,
+    stride: usize,
+    pad: usize,
+) -> Layer {
+    Layer {
+        name,
+        nb: 128,
+        c,
+        h: hw,
+        w: hw,
+        ko,
+        r: rs,
+        s: rs,
+        su: stride,
+        sv: stride,
+        ph: pad,
+        pw: pad,
+    }
+}
+
+/// AlexNet's convolutional layers as BEAST tuned them (convnet-benchmarks' one-tower
+/// AlexNet, batch 128): Table 2's times give these sizes' flops.
+pub const ALEXNET: [Layer; 5] = [
+    layer("L1", 3, 224, 64, 11, 4, 2),
+    layer("L2", 64, 27, 192, 5, 1, 2),
+    layer("L3", 192, 13, 384, 3, 1, 1),
+    layer("L4", 384, 13, 256, 3, 1, 1),
+    layer("L5", 256, 13, 256, 3, 1, 1),
+];
+
+/// VGG16's distinct convolutional layers (3x3, stride 1, padding 1; batch 128):
+/// `conv3_3`, `conv4_3` and `conv5_2`/`conv5_3` repeat shapes listed here once.
+pub const VGG16: [Layer; 9] = [
+    layer("conv1_1", 3, 224, 64, 3, 1, 1),
+    layer("conv1_2", 64, 224, 64, 3, 1, 1),
+    layer("conv2_1", 64, 112, 128, 3, 1, 1),
+    layer("conv2_2", 128, 112, 128, 3, 1, 1),
+    layer("conv3_1", 128, 56, 256, 3, 1, 1),
+    layer("conv3_2", 256, 56, 256, 3, 1, 1),
+    layer("conv4_1", 256, 28, 512, 3, 1, 1),
+    layer("conv4_2", 512, 28, 512, 3, 1, 1),
+    layer("conv5_1", 512, 14, 512, 3, 1, 1),
+];
+
+/// How many of BEAST's constraint levels a space applies (each includes the ones before).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Levels {
+    /// No constraint: the Cartesian product (only counted, never built).
+    None,
+    /// Algorithm: tiles are multiples of the thread dimensions and load evenly.
+    Algorithm,
+    /// Software: the tiles divide the layer.
+    Software,
+    /// Hardware: the device's work-group size, registers, local memory and occupancy.
+    Hardware,
+}
+
+/// How the outputs are validated.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Check {
+    /// A direct convolution on the host (f64 accumulation), for small layers.
+    #[default]
+    Host,
+    /// The reference kernel (one work-item per output, the definition read literally) on
+    /// the device, for layers too large for the host.
+    Kernel,
+}
+
+/// A layer, tuned with BEAST's space.
+#[derive(Clone, Debug)]
+pub struct DnnConv {
+    /// The layer.
+    pub layer: Layer,
+    /// How its outputs are validated.
+    pub check: Check,
+    /// Which constraint levels the space applies (all by default).
+    pub levels: Levels,
+    /// Whether the compiled kernel is checked before it runs (no spills, 2 work-groups per
+    /// compute unit); off only to measure what those checks reject.
+    pub post_checks: bool,
+}
+
+impl DnnConv {
+    /// `layer`, validated on the host, with every constraint level.
+    pub fn new(layer: Layer) -> Self {
+        DnnConv {
+            layer,
+            check: Check::Host,
+            levels: Levels::Hardware,
+            post_checks: true,
+        }
+    }
+}
+
+/// The kernel source in `language`: the dialect prelude and the shared body.
+pub fn source(language: Language) -> &'static str {
+    match language {
+        Language::OpenCl => concat!(
+            include_str!("../../../kernels/dnn_conv/prelude.cl"),
+            include_str!("../../../kernels/dnn_conv/body.c")
+        ),
+        Language::Cuda => concat!(
+            include_str!("../../../kernels/dnn_conv/prelude.cu"),
+            include_str!("../../../kernels/dnn_conv/body.c")
+        ),
+    }
+}
+
+/// The value sets of the parameters (the Cartesian product's factors), in slot order.
+fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
+    let mut d = vec![
+        ("BM", vec![16, 32, 64, 128, 256]),
+        ("BN", vec![16, 32, 64, 128, 256]),
+        ("BK", vec![4, 8, 16, 32]),
+        ("MDIM", vec![2, 4, 8, 16, 32]),
+        ("NDIM", vec![2, 4, 8, 16, 32]),
+        ("VS", vec![1, 2, 4]),
+        ("DB", vec![0, 1]),
+        ("PADA", vec![0, 4]),
+        ("PADB", vec![0, 4]),
+        ("UNR", vec![0, 1]),
+        ("FLAYOUT", vec![0, 1]),
+        ("KORDER", vec![0, 1]),
+    ];
+    if language == Language::Cuda {
+        d.push(("MINB", vec![1, 2]));
+    }
+    d
+}
+
+/// The size of the unconstrained space: the product of the value sets.
+pub fn cartesian(language: Language) -> u128 {
+    domains(language)
+        .iter()
+        .map(|(_, v)| v.len() as u128)
+        .product()
+}
+
+/// A configuration's derived quantities, from its bound parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct Derived {
+    /// Work-items per work-group.
+    pub nt: usize,
+    /// Out channels per work-item.
+    pub tm: usize,
+    /// Pixels per work-item.
+    pub tn: usize,
+    /// Local memory per work-group, bytes.
+    pub local_bytes: usize,
+    /// Registers per work-item, estimated: accumulators, the operands of one k step (and
+    /// their addresses), the next tile's loads (and theirs), and 32 for the pixels' window
+    /// starts, loop counters and bases. NVRTC 13 for sm_90 used 213 where this says 176
+    /// (64 x 128 tiles of 8 x 8): an estimate that prunes only the clearly hopeless, the
+    /// compiled kernel is checked again.
+    pub registers: usize,
+}
+
+/// The derived quantities of values `v` (slot order).
+pub fn derived(v: &[usize]) -> Derived {
+    let (bm, bn, bk, mdim, ndim) = (v[BM], v[BN], v[BK], v[MDIM], v[NDIM]);
+    let nt = mdim * ndim;
+    let (tm, tn) = (bm / mdim.max(1), bn / ndim.max(1));
+    let nbuf = v[DB] + 1;
+    let local_bytes = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]);
+    let loads = (bm * bk + bk * bn) / nt.max(1);
+    let registers = tm * tn + 2 * (tm + tn) + 2 * loads + 32;
+    Derived {
+        nt,
+        tm,
+        tn,
+        local_bytes,
+        registers,
+    }
+}
+
+/// The values of slots 0 to `last` (the rest 0), which the constraint must declare.
+fn values(b: &Bound, last: usize) -> Vec<usize> {
+    let mut v = vec![0; 13];
+    for (s, x) in v.iter_mut().enumerate().take(last + 1) {
+        *x = b.get::<usize>(s);
+    }
+    v
+}
+
+/// Algorithm: work-item tiles, vector groups and even loads.
+fn algorithm_ok(v: &[usize]) -> bool {
+    let d = derived(v);
+    let (bm, bn, bk) = (v[BM], v[BN], v[BK]);
+    let b_loads = if d.nt >= bn {
+        d.nt % bn == 0 && bk % (d.nt / bn) == 0
+    } else {
+        bn % d.nt == 0
+    };
+    bm % v[MDIM] == 0
+        && bn % v[NDIM] == 0
+        && d.tm % v[VS] == 0
+        && d.tn % v[VS] == 0
+        && (bm * bk) % d.nt == 0
+        && bm * bk >= d.nt
+        && b_loads
+}
+
+/// Hardware: the device's limits and BEAST's 2 work-groups per compute unit. Limits the
+/// device does not report are typical GPU values: 1024 work-items, 48 KiB of local memory.
+fn hardware_ok(v: &[usize], dev: &DeviceInfo, language: Language, minb: Option<usize>) -> bool {
+    let d = derived(v);
+    let max_wg = match dev.max_work_group_size {
+        0 => 1024,
+        n => n.min(1024),
+    };
+    // Tiles over 48 KiB do not pay off on CPUs (which report megabytes).
+    let local = match dev.local_mem_bytes {
+        0 => 48 * 1024,
+        n if language == Language::OpenCl => n.min(64 * 1024),
+        n => n,
+    };
+    let warp = (dev.warp_width as usize).max(1);
+    let occupancy = dev
+        .work_groups_per_cu(d.nt, Some(d.registers), d.local_bytes)
+        .map_or(2, |o| o.work_groups as usize);
+    d.nt <= max_wg
+        && d.nt % warp == 0
+        && d.registers <= 255
+        && (dev.registers_per_work_group == 0
+            || d.registers * d.nt <= dev.registers_per_work_group as usize)
+        && d.local_bytes <= local
+        && occupancy >= 2.max(minb.unwrap_or(1))
+}
+
+/// Whether `config` (of a space of this case on `target`, at any level) passes the
+/// hardware level: what the post-compilation checks would see if the space did not prune.
+pub fn hardware_allows(target: &Target, config: &Config) -> bool {
+    let v: Vec<usize> = (0..=PADB).map(|s| config.get::<usize>(s)).collect();
+    let minb = (target.language == Language::Cuda).then(|| config.get::<usize>(MINB));
+    hardware_ok(&v, &target.device, target.language, minb)
+}
+
+/// The space of `layer` on `target` with the constraints of `levels`.
+///
+/// # Errors
+/// As [`SpaceBuilder::build`] (an empty space names the constraints that empty it).
+pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
+    let language = target.language;
+    let dev = target.device.clone();
+    let (ko, npq, channels) = (layer.ko, layer.npq(), layer.c);
+    let alg = levels >= Levels::Algorithm;
+    let soft = levels >= Levels::Software;
+    let hw = levels >= Levels::Hardware;
+    let mut b = SpaceBuilder::new();
+    for (name, vals) in domains(language) {
+        b = b.param(Param::<usize>::values(name, vals));
+    }
+    let upto = |last: usize| (0..=last).collect::<Vec<usize>>();
+    b = b
+        .constraint(&upto(NDIM), move |b| {
+            !alg || {
+                let v = values(b, NDIM);
+                v[BM] % v[MDIM] == 0 && (v[BM] * v[BK]) % (v[MDIM] * v[NDIM]) == 0
+            }
+        })
+        .label("algorithm: MDIM divides BM, the filter tile loads evenly")
+        .constraint(&upto(VS), move |b| !alg || algorithm_ok(&values(b, VS)))
+        .label("algorithm: NDIM divides BN, VS divides TM and TN, the input tile loads evenly")
+        .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
+        .label("software: BM divides the out channels")
+        .constraint(&[BN], move |b| !soft || npq % b.get::<usize>(BN) == 0)
+        .label("software: BN divides batch x output pixels")
+        .constraint(&[BK, KORDER], move |b| {
+            !soft || b.get::<usize>(KORDER) == 0 || channels % b.get::<usize>(BK) == 0
+        })
+        .label("software: channels innermost (KORDER=1) only where BK divides the channels")
+        .constraint(&upto(PADB), {
+            let dev = dev.clone();
+            move |b| !hw || hardware_ok(&values(b, PADB), &dev, language, None)
+        })
+        .label("hardware: work-group size, registers, local memory, 2 work-groups per unit");
+    if language == Language::Cuda {
+        let mut reads = upto(PADB);
+        reads.push(MINB);
+        b = b
+            .constraint(&reads, move |b| {
+                !hw || hardware_ok(&values(b, PADB), &dev, language, Some(b.get(MINB)))
+            })
+            .label("hardware: MINB blocks fit on a multiprocessor");
+    }
+    b.build()
+}
+
+impl Study for DnnConv {
+    fn name(&self) -> &'static str {
+        "dnn_conv"
+    }
+
+    fn input(&self) -> String {
+        self.layer.to_string()
+    }
+
+    fn work(&self) -> Work {
+        Work {
+            flops: self.layer.flops(),
+            bytes: 0.0,
+        }
+    }
+
+    fn sources(&self) -> Sources {
+        Sources {
+            opencl: Some(source(Language::OpenCl)),
+            cuda: Some(source(Language::Cuda)),
+        }
+    }
+
+    fn space(&self, target: &Target) -> Result<Space> {
+        space(&self.layer, target, self.levels)
+    }
+
+    fn spec(&self, target: &Target, source: &str) -> Result<KernelSpec> {
+        let l = self.layer;
+        let (input, filter) = (l.nb * l.c * l.h * l.w, l.ko * l.crs());
+        let outputs = l.ko * l.npq();
+        let kcrs = BufferArg::random::<f32>(filter, 2);
+        let crsk = transpose(super::floats(&kcrs), l.ko, l.crs());
+        let krsc = channels_innermost(&l, super::floats(&kcrs));
+        let rsck = transpose(&krsc, l.ko, l.crs());
+        let groups = move |c: &Config| (l.ko / c.get::<usize>(BM)) * (l.npq() / c.get::<usize>(BN));
+        let mut spec = KernelSpec::new(source, "dnn_conv");
+        for (name, value) in l.defines() {
+            spec = spec.define(name, value);
+        }
+        if target.language == Language::OpenCl {
+            // `__launch_bounds__`'s MINB is CUDA's; the body reads it only there.
+            spec = spec.define("MINB", 1);
+        }
+        let nt = |c: &Config| c.get::<usize>(MDIM) * c.get::<usize>(NDIM);
+        let spec = spec
+            .global(move |c| [groups(c) * nt(c)])
+            .local(move |c| [nt(c)])
+            .buffer(BufferArg::zeros::<f32>(outputs).output())
+            .buffer(BufferArg::random::<f32>(input, 1))
+            .buffer(kcrs)
+            .buffer(BufferArg::from_vec(crsk))
+            .buffer(BufferArg::from_vec(krsc))
+            .buffer(BufferArg::from_vec(rsck))
+            .local_buffer::<f32>(|c| {
+                let v: Vec<usize> = (0..=PADB).map(|s| c.get::<usize>(s)).collect();
+                derived(&v).local_bytes / 4
+            })
+            .warmups(1)
+            .repetitions(5)
+            .compile_time_limit(Duration::from_secs(60))
+            .tolerance(Tolerance::Norm(1e-5));
+        // BEAST's hardware level once more, on what the compiler produced. Spills are
+        // CUDA's local memory; an OpenCL CPU device reports its whole stack as private
+        // memory, so OpenCL checks only the occupancy.
+        let spec = match (self.post_checks, target.language) {
+            (false, _) => spec,
+            (true, Language::Cuda) => spec.max_spill_bytes(0).min_occupancy(2),
+            (true, Language::OpenCl) => spec.min_occupancy(2),
+        };
+        Ok(match self.check {
+            Check::Host => spec.reference(move |host| {
+                let x = host.buffer::<f32>(1)?;
+                let f = host.buffer::<f32>(2)?;
+                Ok(vec![host_conv(&l, x, f).into()])
+            }),
+            Check::Kernel => {
+                let mut r = ReferenceKernel::new(source, "dnn_conv_reference")
+                    .global([outputs.div_ceil(256) * 256])
+                    .local([256]);
+                for (name, value) in l.defines() {
+                    r = r.define(name, value);
+                }
+                if target.language == Language::OpenCl {
+                    r = r.define("MINB", 1);
+                }
+                let space = self.space(target)?;
+                let first = space.get(0).ok_or_else(|| {
+                    tune::Error::InvalidSpace("the layer's space is empty".into())
+                })?;
+                spec.reference_kernel(r.config(first))
+            }
+        })
+    }
+
+    fn known_good(&self, _target: &Target, space: &Space) -> Vec<Config> {
+        // The shape of the SGEMM case's best on an H200 (kernels/sgemm.cu, 64 x 128 tiles of
+        // 8 x 8 per work-item), where it fits this layer: channels innermost where they
+        // divide, else in the filters' order.
+        let values = [
+            ("BM", 64),
+            ("BN", 128),
+            ("BK", 16),
+            ("MDIM", 8),
+            ("NDIM", 16),
+            ("VS", 4),
+            ("DB", 1),
+            ("PADA", 4),
+            ("PADB", 0),
+            ("UNR", 1),
+            ("FLAYOUT", 1),
+            ("MINB", 2),
+        ];
+        let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+        [1, 0]
+            .into_iter()
+            .filter_map(|order| {
+                let given = values
+                    .iter()
+                    .copied()
+                    .chain([("KORDER", order)])
+                    .filter(|(n, _)| names.contains(n))
+                    .map(|(n, v)| (n, tune::Value::Int(v)));
+                space.config_from_values(given).ok()
+            })
+            .take(1)
+            .collect()
+    }
+}
+
+/// `m` rows of `n` transposed: the filters from KCRS to CRSK.
+fn transpose(a: &[f32], m: usize, n: usize) -> Vec<f32> {
+    let mut t = vec![0.0; a.len()];
+    for i in 0..m {
+        for j in 0..n {
+            t[j * m + i] = a[i * n + j];
+        }
+    }
+    t
+}
+
+/// The filters `w[k][c][r][s]` of `l` with the channels innermost: `w[k][r][s][c]`, the
+/// order of the reduction when `KORDER` is 1.
+fn channels_innermost(l: &Layer, w: &[f32]) -> Vec<f32> {
+    let rs = l.r * l.s;
+    let mut out = vec![0.0; w.len()];
+    for k in 0..l.ko {
+        for c in 0..l.c {
+            for t in 0..rs {
+                out[(k * rs + t) * l.c + c] = w[(k * l.c + c) * rs + t];
+            }
+        }
+    }
+    out
+}
+
+/// The filters of [`Layer::backward_data`]: `w[k][c][r][s]` of `l` as
+/// `w'[c][k][R-1-r][S-1-s]`.
+pub fn flip_filters(l: &Layer, w: &[f32]) -> Vec<f32> {
+    let mut out = vec![0.0; w.len()];
+    for k in 0..l.ko {
+        for c in 0..l.c {
+            for r in 0..l.r {
+                for s in 0..l.s {
+                    let (fr, fs) = (l.r - 1 - r, l.s - 1 - s);
+                    out[((c * l.ko + k) * l.r + fr) * l.s + fs] =
+                        w[((k * l.c + c) * l.r + r) * l.s + s];
+                }
+            }
+        }
+    }
+    out
+}
+
+/// The gradient of the input from the gradient of the output `dy[n][k][p][q]`, by the
+/// definition (each output's gradient sent back over its window), accumulated in f64:
+/// `dx[n][c][h][w]`.
+pub fn host_conv_backward_data(l: &Layer, dy: &[f32], w: &[f32]) -> Vec<f32> {
+    let (p, q) = (l.p(), l.q());
+    let mut dx = vec![0.0f64; l.nb * l.c * l.h * l.w];
+    for n in 0..l.nb {
+        for k in 0..l.ko {
+            for y in 0..p {
+                for x in 0..q {
+                    let g = f64::from(dy[((n * l.ko + k) * p + y) * q + x]);
+                    for c in 0..l.c {
+                        for r in 0..l.r {
+                            let Some(h) = (y * l.su + r).checked_sub(l.ph).filter(|&h| h < l.h)
+                            else {
+                                continue;
+                            };
+                            for s in 0..l.s {
+                                let Some(v) = (x * l.sv + s).checked_sub(l.pw).filter(|&v| v < l.w)
+                                else {
+                                    continue;
+                                };
+                                let f = f64::from(w[((k * l.c + c) * l.r + r) * l.s + s]);
+                                dx[((n * l.c + c) * l.h + h) * l.w + v] += g * f;
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    dx.into_iter().map(|v| v as f32).collect()
+}
+
+/// The forward convolution on the host, accumulated in f64: `out[n][k][p][q]`.
+pub fn host_conv(l: &Layer, input: &[f32], filter: &[f32]) -> Vec<f32> {
+    let (p, q) = (l.p(), l.q());
+    let mut out = vec![0.0f32; l.nb * l.ko * p * q];
+    for n in 0..l.nb {
+        for k in 0..l.ko {
+            for y in 0..p {
+                for x in 0..q {
+                    let mut sum = 0.0f64;
+                    for c in 0..l.c {
+                        for r in 0..l.r {
+                            let h = (y * l.su + r) as isize - l.ph as isize;
+                            if h < 0 || h >= l.h as isize {
+                                continue;
+                            }
+                            for s in 0..l.s {
+                                let w = (x * l.sv + s) as isize - l.pw as isize;
+                                if w < 0 || w >= l.w as isize {
+                                    continue;
+                                }
+                                let i = ((n * l.c + c) * l.h + h as usize) * l.w + w as usize;
+                                let f = ((k * l.c + c) * l.r + r) * l.s + s;
+                                sum += f64::from(input[i]) * f64::from(filter[f]);
+                            }
+                        }
+                    }
+                    out[((n * l.ko + k) * p + y) * q + x] = sum as f32;
+                }
+            }
+        }
+    }
+    out
+}

@@ -1,0 +1,18 @@
+// OpenCL C dialect of kernels/dnn_conv/body.c (tune prepends this file to it).
+#define KERNEL(name) __kernel __attribute__((reqd_work_group_size(NT, 1, 1))) void name
+#define REF_KERNEL(name) __kernel void name
+#define IN __global const float* restrict
+#define OUT __global float* restrict
+#define IN_PTR __global const float*
+#define SHARED_PARAM , __local float* smem
+#define SHARED_DECL
+#define SYNC() barrier(CLK_LOCAL_MEM_FENCE)
+#define TID ((int)get_local_id(0))
+#define GROUP ((long)get_group_id(0))
+#define GID ((long)get_global_id(0))
+#define LDG(p) (*(p))
+#define FMA(a, b, c) fma(a, b, c)
+#define LOCAL_PTR __local float*
+#define SMEM_LOAD2(p) vload2(0, (p))
+#define SMEM_LOAD4(p) vload4(0, (p))
+#define PRAGMA(x) _Pragma(#x)

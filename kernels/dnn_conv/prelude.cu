@@ -1,0 +1,18 @@
+// CUDA C dialect of kernels/dnn_conv/body.c (tune prepends this file to it).
+#define KERNEL(name) extern "C" __global__ void __launch_bounds__(NT, MINB) name
+#define REF_KERNEL(name) extern "C" __global__ void name
+#define IN const float* __restrict__
+#define OUT float* __restrict__
+#define IN_PTR const float*
+#define SHARED_PARAM
+#define SHARED_DECL extern __shared__ __align__(16) float smem[];
+#define SYNC() __syncthreads()
+#define TID ((int)threadIdx.x)
+#define GROUP ((long)blockIdx.x)
+#define GID ((long)blockIdx.x * blockDim.x + threadIdx.x)
+#define LDG(p) __ldg(p)
+#define FMA(a, b, c) fmaf(a, b, c)
+#define LOCAL_PTR float*
+#define SMEM_LOAD2(p) (*reinterpret_cast<const float2*>(p))
+#define SMEM_LOAD4(p) (*reinterpret_cast<const float4*>(p))
+#define PRAGMA(x) _Pragma(#x)
