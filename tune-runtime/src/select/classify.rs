@@ -6,7 +6,7 @@
 //! Trees are trained on `log2(1 + x)` of each feature, so that a split falls halfway
 //! between two sizes on a log scale (sizes scale multiplicatively), and are kept with
 //! thresholds in the features' own units, ready to compile to nested comparisons
-//! ([`super::codegen`]).
+//! ([`Selector::rust`](super::deploy::Selector::rust)).
 
 use serde::{Deserialize, Serialize};
 
