@@ -516,26 +516,9 @@ impl<P: Clone + Send + 'static> Online<P> {
     /// log could not be written.
     pub fn call<O>(
         &mut self,
-        mut run: impl FnMut(&Trial<'_, P>) -> Result<(O, Duration), Failure>,
+        run: impl FnMut(&Trial<'_, P>) -> Result<(O, Duration), Failure>,
     ) -> Result<O> {
-        if let Some(s) = self.current.and_then(|i| self.sessions.get_mut(i)) {
-            if let Some((c, p)) = &s.settled {
-                s.stats.calls += 1;
-                return match run(&Trial::new(c, p, &s.space, false)) {
-                    Ok((o, _)) => Ok(o),
-                    Err(f) => Err(failed(&s.space, c, f)),
-                };
-            }
-        }
-        let name = self.name.clone();
-        let (s, settings, workers, log) = self.parts()?;
-        if s.dead {
-            return Err(Error::NoValidConfiguration {
-                evaluated: s.stats.evaluations,
-                failures: format!("{} failed", s.stats.failures),
-            });
-        }
-        s.explore(settings, workers, log, &name, &mut run, None)
+        self.serve(run, None)
     }
 
     /// [`Online::call`] where the first output of every configuration is compared with the
@@ -547,8 +530,18 @@ impl<P: Clone + Send + 'static> Online<P> {
     /// As [`Online::call`]; and when the input has no trusted configuration.
     pub fn call_compared<O>(
         &mut self,
-        mut run: impl FnMut(&Trial<'_, P>) -> Result<(O, Duration), Failure>,
+        run: impl FnMut(&Trial<'_, P>) -> Result<(O, Duration), Failure>,
         same: impl Fn(&O, &O) -> Result<(), String>,
+    ) -> Result<O> {
+        self.serve(run, Some(&same))
+    }
+
+    /// One call: the settled configuration once there is one, else the next step of the
+    /// exploration (compared with the trusted output where `same` is given).
+    fn serve<O>(
+        &mut self,
+        mut run: impl FnMut(&Trial<'_, P>) -> Result<(O, Duration), Failure>,
+        same: Option<&session::Same<'_, O>>,
     ) -> Result<O> {
         if let Some(s) = self.current.and_then(|i| self.sessions.get_mut(i)) {
             if let Some((c, p)) = &s.settled {
@@ -567,7 +560,7 @@ impl<P: Clone + Send + 'static> Online<P> {
                 failures: format!("{} failed", s.stats.failures),
             });
         }
-        s.explore(settings, workers, log, &name, &mut run, Some(&same))
+        s.explore(settings, workers, log, &name, &mut run, same)
     }
 
     /// What the tuner did for the current input (default stats before any input).
