@@ -665,14 +665,7 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             None
         };
         if first.as_nanos() > self.slow_limit_ns() {
-            // Valid but far slower than the best: its first run is its cost, so that
-            // techniques learn "slow", not "failed".
-            return Ok(Measured {
-                cost: first,
-                samples: vec![first.as_secs_f64()],
-                validation,
-                stopped_early: true,
-            });
+            return Ok(Measured::stopped_after(first, validation));
         }
         let per_sample = self.per_sample(&buffers, &prepared)?;
         for _ in 0..self.spec.warmups {
@@ -686,17 +679,10 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
             let t = self.launch_with(&buffers, &prepared, None, per_sample)?;
             samples.push(per_launch(t, per_sample));
         }
-        let mut sorted = samples.clone();
-        sorted.sort();
-        let cost = median(&sorted);
-        let ns = u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX);
+        let m = Measured::from_samples(&samples, validation);
+        let ns = u64::try_from(m.cost.as_nanos()).unwrap_or(u64::MAX);
         self.best_ns.fetch_min(ns, Ordering::Relaxed);
-        Ok(Measured {
-            cost,
-            samples: samples.iter().map(Duration::as_secs_f64).collect(),
-            validation,
-            stopped_early: false,
-        })
+        Ok(m)
     }
 
     fn device(&self) -> String {
@@ -708,12 +694,4 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
 fn per_launch(sample: Duration, count: usize) -> Duration {
     let ns = sample.as_nanos() / count.max(1) as u128;
     Duration::from_nanos(u64::try_from(ns).unwrap_or(u64::MAX))
-}
-
-fn median(sorted: &[Duration]) -> Duration {
-    match sorted.len() {
-        0 => Duration::ZERO,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
-    }
 }

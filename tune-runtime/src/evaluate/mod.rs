@@ -143,6 +143,37 @@ impl<C> Measured<C> {
     }
 }
 
+impl Measured<Duration> {
+    /// Timed samples: their median is the cost (of an even count, the mean of the middle
+    /// two), the samples are kept in seconds.
+    pub fn from_samples(samples: &[Duration], validation: Option<Duration>) -> Self {
+        let mut sorted = samples.to_vec();
+        sorted.sort_unstable();
+        let cost = match sorted.len() {
+            0 => Duration::ZERO,
+            n if n % 2 == 1 => sorted[n / 2],
+            n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
+        };
+        Measured {
+            cost,
+            samples: samples.iter().map(Duration::as_secs_f64).collect(),
+            validation,
+            stopped_early: false,
+        }
+    }
+
+    /// A configuration stopped after its first run, far slower than the best so far: that
+    /// run is its cost, so that techniques learn "slow", not "failed".
+    pub fn stopped_after(first: Duration, validation: Option<Duration>) -> Self {
+        Measured {
+            cost: first,
+            samples: vec![first.as_secs_f64()],
+            validation,
+            stopped_early: true,
+        }
+    }
+}
+
 /// Turns configurations into costs. Implemented by the closure, process, simulation,
 /// OpenCL and CUDA evaluators, and by users.
 pub trait Evaluator: Send + Sync {

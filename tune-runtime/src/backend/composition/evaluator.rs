@@ -104,14 +104,6 @@ fn allowed_defines(space: &Space, kernel: &str, names: &[String]) -> Result<Hash
     Ok(set)
 }
 
-fn median(sorted: &[Duration]) -> Duration {
-    match sorted.len() {
-        0 => Duration::ZERO,
-        n if n % 2 == 1 => sorted[n / 2],
-        n => (sorted[n / 2 - 1] + sorted[n / 2]) / 2,
-    }
-}
-
 impl<B: Backend> CompositionEvaluator<B> {
     /// Allocates the buffers on the device and computes the reference outputs (running the
     /// reference closure, configuration or composition once).
@@ -459,12 +451,7 @@ impl<B: Backend> Evaluator for CompositionEvaluator<B> {
         let best = self.best_ns.load(Ordering::Relaxed);
         if let (Some(f), true) = (self.comp.slow_factor, best < u64::MAX) {
             if first.as_nanos() as f64 > best as f64 * f {
-                return Ok(Measured {
-                    cost: first,
-                    samples: vec![first.as_secs_f64()],
-                    validation,
-                    stopped_early: true,
-                });
+                return Ok(Measured::stopped_after(first, validation));
             }
         }
         for _ in 0..self.comp.warmups {
@@ -478,19 +465,10 @@ impl<B: Backend> Evaluator for CompositionEvaluator<B> {
                 self.run_host(&mut st, space, config, &prepared, |_| Ok(()), |_| Ok(()))?;
             samples.push(t);
         }
-        let mut sorted = samples.clone();
-        sorted.sort();
-        let cost = median(&sorted);
-        self.best_ns.fetch_min(
-            u64::try_from(cost.as_nanos()).unwrap_or(u64::MAX),
-            Ordering::Relaxed,
-        );
-        Ok(Measured {
-            cost,
-            samples: samples.iter().map(Duration::as_secs_f64).collect(),
-            validation,
-            stopped_early: false,
-        })
+        let m = Measured::from_samples(&samples, validation);
+        let ns = u64::try_from(m.cost.as_nanos()).unwrap_or(u64::MAX);
+        self.best_ns.fetch_min(ns, Ordering::Relaxed);
+        Ok(m)
     }
 
     fn device(&self) -> String {
