@@ -33,6 +33,7 @@ mod search {
     use tune::search::{technique_by_name, Technique, TechniqueKind};
     use tune::search::{Annealing, Bandit, Bayes, DiffEvo, Exhaustive, Genetic, Guided};
     use tune::search::{LocalSearch, Mcmc, Phased, Pso, Random, Surrogate, WarmStart};
+    use tune::search::{SourceView, Transfer};
 }
 
 mod abort {
@@ -100,7 +101,7 @@ mod scale {
 }
 
 mod simulate {
-    use tune::simulate::{prior, CacheEntry, Recording, SimulatedEvaluator};
+    use tune::simulate::{prior, source_view, CacheEntry, Recording, SimulatedEvaluator};
 }
 
 mod tuner {

@@ -1,7 +1,8 @@
 //! Model-based search with a random-forest surrogate (in the manner of SMAC), built for
 //! discrete, constrained spaces with failures.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -58,6 +59,9 @@ pub struct Surrogate {
     /// Features of every configuration, for small spaces.
     all: Vec<Vec<f64>>,
     asked: usize,
+    /// An extra feature from outside the run (what other devices' recordings say about
+    /// each configuration) and its value where it says nothing.
+    prior: Option<(Arc<HashMap<u128, f64>>, f64)>,
 }
 
 impl Default for Surrogate {
@@ -95,12 +99,24 @@ impl Surrogate {
             log: Vec::new(),
             all: Vec::new(),
             asked: 0,
+            prior: None,
         }
     }
-    /// Configurations of the space-filling start design (default: from the budget).
+    /// Configurations of the space-filling start design (default: from the budget; 0 when
+    /// another technique supplies the start, as [`super::Transfer`] does).
     #[must_use]
     pub fn initial(mut self, n: usize) -> Self {
-        self.initial = Some(n.max(1));
+        self.initial = Some(n);
+        self
+    }
+    /// One more feature per configuration, by index: a score from outside the run, such
+    /// as the configuration's distance from the optimum on other devices
+    /// ([`super::Transfer`]); `missing` where `scores` has none. The forest uses it only as
+    /// far as the measured costs follow it, so a prior that does not fit the device is
+    /// outweighed as measurements arrive.
+    #[must_use]
+    pub fn prior_feature(mut self, scores: Arc<HashMap<u128, f64>>, missing: f64) -> Self {
+        self.prior = Some((scores, missing));
         self
     }
     /// Trees in the forest.
@@ -163,13 +179,25 @@ impl Surrogate {
     fn features_of(&self, space: &Space, index: u128) -> Option<Vec<f64>> {
         match self.all.get(usize::try_from(index).ok()?) {
             Some(f) => Some(f.clone()),
-            None => space.get(index).map(|c| self.features(space, &c)),
+            None => space
+                .get(index)
+                .map(|c| self.with_prior(index, self.features(space, &c))),
         }
+    }
+
+    fn with_prior(&self, index: u128, mut f: Vec<f64>) -> Vec<f64> {
+        if let Some((scores, missing)) = &self.prior {
+            f.push(scores.get(&index).copied().unwrap_or(*missing));
+        }
+        f
     }
 
     /// Space-filling start: greedy max-min distance among random valid configurations.
     fn plan_design(&mut self, space: &Space) {
         let n = self.start_size();
+        if n == 0 {
+            return;
+        }
         let mut pool: Vec<(u128, Vec<f64>)> = Vec::new();
         let mut seen = HashSet::new();
         for _ in 0..(30 * n).max(60) {
@@ -406,7 +434,11 @@ impl Technique for Surrogate {
             })
             .collect();
         self.all = if space.len() <= self.exhaustive {
-            space.iter().map(|c| self.features(space, &c)).collect()
+            space
+                .iter()
+                .enumerate()
+                .map(|(i, c)| self.with_prior(i as u128, self.features(space, &c)))
+                .collect()
         } else {
             Vec::new()
         };
