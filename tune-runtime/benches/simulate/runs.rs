@@ -263,6 +263,7 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "init" => t.initial(x as usize),
             "xi" => t.margin(x),
             "exploit" => t.exploit(x),
+            "spread" => t.batch_spread(x as usize),
             _ => return None,
         };
     }

@@ -62,6 +62,7 @@ pub struct Surrogate {
     /// An extra feature from outside the run (what other devices' recordings say about
     /// each configuration) and its value where it says nothing.
     prior: Option<(Arc<HashMap<u128, f64>>, f64)>,
+    spread: usize,
 }
 
 impl Default for Surrogate {
@@ -100,7 +101,16 @@ impl Surrogate {
             all: Vec::new(),
             asked: 0,
             prior: None,
+            spread: 0,
         }
+    }
+    /// The proposals of one batch differ pairwise in at least this many parameters where
+    /// the model's ranking allows (default 0: the batch is simply the best by the
+    /// acquisition, often neighbours of each other when the forest is flat there).
+    #[must_use]
+    pub fn batch_spread(mut self, parameters: usize) -> Self {
+        self.spread = parameters;
+        self
     }
     /// Configurations of the space-filling start design (default: from the budget; 0 when
     /// another technique supplies the start, as [`super::Transfer`] does).
@@ -396,7 +406,34 @@ impl Surrogate {
         // Ties (common: flat regions of the forest) broken at random.
         scored.shuffle(&mut self.rng);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.into_iter().take(n).map(|s| s.1).collect()
+        if self.spread == 0 || n < 2 {
+            return scored.into_iter().take(n).map(|s| s.1).collect();
+        }
+        // Spread the batch; where too few are far enough apart, the next best fill it.
+        let mut out: Vec<u128> = Vec::with_capacity(n);
+        let mut raws: Vec<Vec<u64>> = Vec::with_capacity(n);
+        for &(_, i) in &scored {
+            if out.len() >= n {
+                break;
+            }
+            let Some(cfg) = space.get(i) else { continue };
+            let far = raws
+                .iter()
+                .all(|r| r.iter().zip(cfg.raw()).filter(|(a, b)| a != b).count() >= self.spread);
+            if far {
+                out.push(i);
+                raws.push(cfg.raw().to_vec());
+            }
+        }
+        for &(_, i) in &scored {
+            if out.len() >= n {
+                break;
+            }
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
+        out
     }
 }
 
@@ -578,6 +615,34 @@ mod tests {
         let c = run(Surrogate::new(), &space, 12, 30, 2);
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_spread_batch_holds_no_two_neighbours() {
+        let space = space();
+        let mut t = Surrogate::new().initial(6).batch_spread(2);
+        t.budget(60);
+        t.init(&space, 5);
+        for i in t.ask(&space, 6) {
+            t.tell(&space, i, cost(&space, i));
+        }
+        for _ in 0..5 {
+            let batch = t.ask(&space, 3);
+            assert_eq!(batch.len(), 3);
+            let raws: Vec<Vec<u64>> = batch
+                .iter()
+                .map(|&i| space.get(i).unwrap().raw().to_vec())
+                .collect();
+            for (x, a) in raws.iter().enumerate() {
+                for b in &raws[x + 1..] {
+                    let differ = a.iter().zip(b).filter(|(p, q)| p != q).count();
+                    assert!(differ >= 2, "{a:?} and {b:?} in one batch");
+                }
+            }
+            for i in batch {
+                t.tell(&space, i, cost(&space, i));
+            }
+        }
     }
 
     #[test]
