@@ -212,7 +212,12 @@ impl Technique for Transfer {
             }
         }
         if out.len() < n {
-            out.extend(self.model.ask(space, n - out.len()));
+            // The model has not been told of this batch's start configurations yet.
+            for i in self.model.ask(space, n - out.len()) {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
         }
         out
     }
