@@ -8,7 +8,9 @@
 #           from what differs from one process to the next.
 #           `gemm` and `conv` run one kernel's part alone. Budgets: GEMM_SECONDS and
 #           CONV_SECONDS (40 and 35 s by default); a run that would end past DEADLINE seconds
-#           after the start (default 570) is skipped and says so.
+#           after the start (default 570) is skipped and says so. After each search, up to
+#           POLISH (64) more evaluations climb from its best through one-parameter
+#           neighbours (Tuner::polish; POLISH=0: none).
 #   timer:  for SGEMM, the convolution and saxpy, each tuned briefly here, tune's time for
 #           the best (as the tuner measures: median of 7 rounds) against Nsight Compute's gpu__time_duration of the
 #           same configuration launched one launch per sample.
@@ -58,8 +60,9 @@ repeat_one() {
   local dbs=()
   for seed in $SEEDS; do
     fits $((seconds + overhead)) "$name seed $seed" || continue
-    echo "### $name $*, seed $seed, ${seconds} s; at $((SECONDS - START)) s"
+    echo "### $name $*, seed $seed, ${seconds} s + polish ${POLISH:-64}; at $((SECONDS - START)) s"
     TUNE_SEED=$seed TUNE_DB="$W/db-$name-$seed" TUNE_EVALS=$evals TUNE_SECONDS=$seconds \
+      TUNE_POLISH=${POLISH:-64} \
       timeout $((seconds + overhead)) bash $R "$B/$name" --backend cuda "$@" \
       > "$W/$name-$seed.log" 2>&1
     keep < "$W/$name-$seed.log"
