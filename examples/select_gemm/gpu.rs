@@ -163,12 +163,7 @@ fn run<B: Backend>(
     })?;
     eprintln!("verified {verified} cells, {:.0?}", started.elapsed());
     let vendor = vendor(&shapes)?;
-    let report = pipeline::analyse(
-        &m,
-        &stats,
-        verified,
-        vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice())),
-    )?;
+    // The matrix first: if the analysis outlasts the call, `analyse` redoes it elsewhere.
     let out = crate::out_dir(language.name());
     let run = RunFile {
         matrix: m,
@@ -176,6 +171,14 @@ fn run<B: Backend>(
         verified,
         vendor,
     };
+    pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
+    eprintln!("measured and wrote run.json, {:.0?}", started.elapsed());
+    let report = pipeline::analyse(
+        &run.matrix,
+        &run.stats,
+        run.verified,
+        run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice())),
+    )?;
     pipeline::write_run(&out, &run, &report)?;
     println!(
         "{report}\n{:.0?} in all; wrote {}",

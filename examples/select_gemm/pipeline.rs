@@ -423,28 +423,39 @@ pub fn analyse(
         let _ = writeln!(out, "- `{c}`");
     }
     if let Some((name, times)) = vendor {
-        let mut logs = Vec::new();
-        let mut best_logs = Vec::new();
+        // (all shapes, shapes of at least 1 GFLOP) x (deployed, per-shape best).
+        let mut logs: [[Vec<f64>; 2]; 2] = Default::default();
+        let mut tiled = 0;
         for (i, input) in m.inputs().iter().enumerate() {
             let Some(&(_, t)) = times.iter().find(|(k, _)| *k == input.key) else {
                 continue;
             };
-            let ours = s
-                .choose(&input.features)
+            let cfg = s.choose(&input.features);
+            if cfg.is_some_and(|c| c.get("KERNEL") == Some(&Value::Str("sgemm".into()))) {
+                tiled += 1;
+            }
+            let ours = cfg
                 .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
                 .and_then(|c| m.get(i, c));
+            let flops = 2.0 * input.features.iter().take(4).product::<f64>();
             if let (Some(ours), Some((_, best))) = (ours, m.best(i)) {
-                logs.push((t / ours).ln());
-                best_logs.push((t / best).ln());
+                for l in &mut logs[..if flops >= 1e9 { 2 } else { 1 }] {
+                    l[0].push((t / ours).ln());
+                    l[1].push((t / best).ln());
+                }
             }
         }
         let g = |v: &[f64]| (v.iter().sum::<f64>() / v.len().max(1) as f64).exp();
         let _ = writeln!(
             out,
-            "\nAgainst {name} on {} shapes (geometric mean of {name}'s time / ours; above 1: faster than {name}): the deployed set {:.3}, the per-shape best measured {:.3}.",
-            logs.len(),
-            g(&logs),
-            g(&best_logs)
+            "\nAgainst {name} on {} shapes (geometric mean of {name}'s time / ours; above 1: faster than {name}): the deployed set {:.3}, the per-shape best measured {:.3}; on the {} shapes of at least 1 GFLOP, {:.3} and {:.3}. The deployed selector picks the tiled SGEMM for {tiled} of {} shapes.",
+            logs[0][0].len(),
+            g(&logs[0][0]),
+            g(&logs[0][1]),
+            logs[1][0].len(),
+            g(&logs[1][0]),
+            g(&logs[1][1]),
+            m.inputs().len()
         );
     }
     Ok(out)
