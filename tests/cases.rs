@@ -380,11 +380,79 @@ fn dnn_conv_hardware_predicate_is_the_hardware_level() {
     use common::cases::dnn_conv::{hardware_allows, space, Levels, ALEXNET};
     for (layer, t) in [(SMALL[1], h100()), (ALEXNET[1], on(Language::OpenCl))] {
         let wide = space(&layer, &t, Levels::Software).unwrap();
-        let kept = wide.iter().filter(|c| hardware_allows(&t, c)).count();
+        let kept = wide
+            .iter()
+            .filter(|c| hardware_allows(&layer, &t, c))
+            .count();
         let hw = space(&layer, &t, Levels::Hardware).unwrap();
         assert_eq!(kept as u128, hw.len(), "{}", layer.name);
         assert!(hw.len() < wide.len(), "{}", layer.name);
     }
+}
+
+/// Every layer starts from the SGEMM shapes with float4 loads and 32-bit offsets and from
+/// the kernel as it was before them, and the new parameters are pruned where they cannot
+/// apply: 32-bit offsets past 2^31 elements, precomputed offsets in the channels-innermost
+/// order or past what their packing holds, filter vectors that would be misaligned.
+#[test]
+fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
+    use common::cases::dnn_conv::{
+        fits_i32, fits_packed_offsets, slot, space, DnnConv, Layer, Levels, ALEXNET, VGG16,
+    };
+    let t = h100();
+    for layer in ALEXNET.iter().chain(&VGG16) {
+        let study = DnnConv::new(*layer);
+        let s = study.space(&t).unwrap();
+        let starts = study.known_good(&t, &s);
+        assert_eq!(starts.len(), 3, "{}", layer.name);
+        let (va, vb, i32_) = (
+            starts[0].get::<usize>(slot::VA),
+            starts[0].get::<usize>(slot::VB),
+            starts[0].get::<usize>(slot::I32),
+        );
+        assert_eq!((va, vb, i32_), (4, 4, 1), "{}", layer.name);
+        let before = &starts[2];
+        assert_eq!(
+            [slot::VA, slot::VB, slot::I32, slot::PRE].map(|x| before.get::<usize>(x)),
+            [1, 1, 0, 0],
+            "{}",
+            layer.name
+        );
+        // The filters' order (AlexNet L1, VGG16 conv1_1) starts with the offset table.
+        let korder = starts[0].get::<usize>(slot::KORDER);
+        assert_eq!(starts[0].get::<usize>(slot::PRE), usize::from(korder == 0));
+        assert!(
+            fits_i32(layer) && fits_packed_offsets(layer),
+            "{}",
+            layer.name
+        );
+    }
+    // A batch whose input passes 2^31 elements keeps only 64-bit offsets; 17 x 17 filters
+    // have no packed taps.
+    let big = VGG16[1].batch(1024);
+    assert!(!fits_i32(&big));
+    let tall = Layer {
+        r: 17,
+        ph: 8,
+        ..ALEXNET[0]
+    };
+    assert!(!fits_packed_offsets(&tall));
+    let small = common::beast::SMALL[0];
+    let alg = space(&small, &t, Levels::Algorithm).unwrap();
+    let sw = space(&small, &t, Levels::Software).unwrap();
+    for c in sw.iter().step_by(97).take(2000) {
+        if c.get::<usize>(slot::PRE) == 1 {
+            assert_eq!(c.get::<usize>(slot::KORDER), 0);
+        }
+        // C*R*S = 75: vectors of 4 along the reduction would be misaligned.
+        if c.get::<usize>(slot::FLAYOUT) == 0 {
+            assert_eq!(c.get::<usize>(slot::VA), 1);
+        }
+    }
+    assert!(alg
+        .iter()
+        .step_by(97)
+        .any(|c| c.get::<usize>(slot::FLAYOUT) == 0 && c.get::<usize>(slot::VA) == 4));
 }
 
 #[test]
@@ -497,4 +565,8 @@ fn the_host_dnn_convolution_strides_and_pads() {
     let l1 = args(&["--pass", "backward-data", "--layers", "L1"]).unwrap();
     assert!(l1.selected().is_err());
     assert!(args(&["--pass", "sideways"]).is_err());
+    // Validation of the tuned configuration only, once (VGG16's gigabyte outputs).
+    assert!(args(&["--validate", "best"]).unwrap().validate_best);
+    assert!(!args(&["--validate", "every"]).unwrap().validate_best);
+    assert!(args(&["--validate", "never"]).is_err());
 }
