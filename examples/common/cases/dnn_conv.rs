@@ -483,6 +483,10 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         b = b.param(Param::<usize>::values(name, vals));
     }
     let upto = |last: usize| (0..=last).collect::<Vec<usize>>();
+    // What the hardware level reads (the tiles, the gathered pixels and the offset
+    // table): the fewer, the smaller the joint enumeration that builds the space.
+    let mut hardware_reads = upto(PADB);
+    hardware_reads.extend([KORDER, VB, PRE]);
     let mut tiles = upto(VS);
     tiles.extend([FLAYOUT, VA, VB]);
     b = b
@@ -533,17 +537,19 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         .label(
             "software: precomputed offsets (PRE=1) only where they pack in 23 bits and taps in 4",
         )
-        .constraint(&upto(PRE), {
+        .constraint(&hardware_reads.clone(), {
             let dev = dev.clone();
-            move |b| !hw || hardware_ok(&values(b, &upto(PRE)), crs, &dev, language, None)
+            let reads = hardware_reads.clone();
+            move |b| !hw || hardware_ok(&values(b, &reads), crs, &dev, language, None)
         })
         .label("hardware: work-group size, registers, local memory, 2 work-groups per unit");
     if language == Language::Cuda {
-        let reads = upto(MINB);
+        let mut reads = hardware_reads.clone();
+        reads.push(MINB);
         b = b
             .constraint(&reads, move |b| {
                 !hw || hardware_ok(
-                    &values(b, &upto(PRE)),
+                    &values(b, &hardware_reads),
                     crs,
                     &dev,
                     language,
