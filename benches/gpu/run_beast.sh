@@ -80,11 +80,11 @@ if wants d; then
   # run before conv3_1.
   echo "### GPU tests of the convolution kernel (TUNE_REQUIRE_CUDA=1)"
   for f in case_dnn_conv dnn_conv_loads_and_offsets_are_right; do
-    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 30 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
       grep -E "^test |test result|panicked|note:"
   done | tee "$OUT/tests.log"
   echo "### cuDNN through PyTorch (TF32 off): AlexNet and VGG16, forward"
-  NVIDIA_TF32_OVERRIDE=0 timeout 90 python3 benches/gpu/cudnn_conv.py alexnet vgg16 | tee "$OUT/cudnn.tsv"
+  NVIDIA_TF32_OVERRIDE=0 timeout 80 python3 benches/gpu/cudnn_conv.py alexnet vgg16 | tee "$OUT/cudnn.tsv"
   echo "### AlexNet, batch 128: 80 evaluations or 20 s per layer, every evaluation validated"
   timeout 140 bash $R "$B/dnn_conv" --backend cuda --net alexnet --evals 80 --seconds 20 2>&1 |
     tee "$OUT/alexnet.log" | grep -vE '^\s*$'
@@ -92,7 +92,7 @@ if wants d; then
   timeout 250 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 80 --seconds 18 \
     --validate best 2>&1 | tee "$OUT/vgg16.log" | grep -vE '^\s*$'
   echo "### instruction mix of the tuned kernels and of the same tiles before VA, VB, I32, PRE"
-  timeout 50 bash $R python3 bench/beast/sass_mix.py "$OUT/alexnet.log" "$OUT/vgg16.log" \
+  timeout 40 bash $R python3 bench/beast/sass_mix.py "$OUT/alexnet.log" "$OUT/vgg16.log" \
     --baseline 2>&1 | tee "$OUT/mix.log" | grep -E "^MIX|^#|rror"
   python3 benches/gpu/beast_table.py "$OUT/alexnet.log" "$OUT/vgg16.log" "$OUT/cudnn.tsv" 2>&1 |
     tee "$OUT/table.md"
