@@ -419,14 +419,16 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         let study = DnnConv::new(*layer);
         let s = study.space(&t).unwrap();
         let starts = study.known_good(&t, &s);
-        assert_eq!(starts.len(), 3, "{}", layer.name);
+        // The 64 x 256 tiles where 256 divides batch x pixels (not AlexNet L1's 387200).
+        let wide_fits = layer.npq() % 256 == 0;
+        assert_eq!(starts.len(), 2 + usize::from(wide_fits), "{}", layer.name);
         let (va, vb, i32_) = (
             starts[0].get::<usize>(slot::VA),
             starts[0].get::<usize>(slot::VB),
             starts[0].get::<usize>(slot::I32),
         );
         assert_eq!((va, vb, i32_), (4, 4, 1), "{}", layer.name);
-        let before = &starts[2];
+        let before = &starts[starts.len() - 1];
         assert_eq!(
             [slot::VA, slot::VB, slot::I32, slot::PRE].map(|x| before.get::<usize>(x)),
             [1, 1, 0, 0],

@@ -122,3 +122,16 @@ pub fn dnn_conv_loads_and_offsets_are_right<B: Backend>(backend: Arc<B>) {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
     }
 }
+
+/// `--validate best`: tuned without a reference, the tuned configuration is validated once
+/// against the reference kernel and kept.
+pub fn dnn_conv_validates_the_tuned_configuration_once<B: Backend>(backend: Arc<B>) {
+    let args: Vec<String> = ["--net", "small", "--evals", "3", "--validate", "best"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let args = crate::common::beast::Args::parse(&args).unwrap();
+    let t = crate::common::beast::tune_layer(backend, &args, SMALL[2], None).unwrap();
+    assert!(t.valid >= 1 && t.seconds > 0.0, "{t:?}");
+    assert!(t.best.0.iter().any(|(n, _)| n == "VB"), "{t:?}");
+}

@@ -205,6 +205,10 @@ pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
         dnn_conv::dnn_conv_loads_and_offsets_are_right::<B>,
     ));
     out.push((
+        "dnn_conv_validates_the_tuned_configuration_once",
+        dnn_conv::dnn_conv_validates_the_tuned_configuration_once::<B>,
+    ));
+    out.push((
         "xgemm_direct_configurations_are_right_at_odd_sizes",
         xgemm_direct_configurations_are_right_at_odd_sizes::<B>,
     ));
