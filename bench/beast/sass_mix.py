@@ -68,17 +68,98 @@ def tool():
     return None, None
 
 
+WHY_NO_SASS = []
+
+
 def sass_of(cubin):
+    """The disassembly of `cubin`, or None (the reason kept in WHY_NO_SASS)."""
     name, path = tool()
-    if not name or cubin is None:
+    if not name or not cubin:
+        WHY_NO_SASS.append(f"tool {name}, cubin {'empty' if not cubin else len(cubin)}")
         return None
     with tempfile.NamedTemporaryFile(suffix=".cubin", delete=False) as f:
-        f.write(cubin)
+        f.write(cubin if isinstance(cubin, bytes) else cubin.encode("latin-1"))
     args = [path, "-sass", f.name] if name == "cuobjdump" else [path, f.name]
     try:
-        return subprocess.run(args, capture_output=True, text=True, timeout=60).stdout
+        r = subprocess.run(args, capture_output=True, text=True, timeout=60)
+        if not r.stdout.strip():
+            WHY_NO_SASS.append(f"{name}: rc {r.returncode}: {r.stderr.strip()[:300]}")
+            return None
+        return r.stdout
     finally:
         os.unlink(f.name)
+
+
+def main_loop(ops):
+    """The loop with the most FFMA among `ops` ([(label or None, op, branch target or None)]),
+    a loop being the instructions from a branch's earlier target to the branch; or all."""
+    where = {lab: i for i, (lab, _, _) in enumerate(ops) if lab is not None}
+    best = None
+    for i, (_, _, target) in enumerate(ops):
+        j = where.get(target)
+        if j is not None and j <= i:
+            n = sum(1 for _, op, _ in ops[j : i + 1] if op == "ffma")
+            if best is None or n > best[0]:
+                best = (n, j, i)
+    return ops if best is None else ops[best[1] : best[2] + 1]
+
+
+def counted(ops):
+    counts = collections.Counter(op for _, op, _ in ops)
+    counts["all"] = len(ops)
+    return counts
+
+
+def sass_ops(text):
+    ops = []
+    in_kernel = False
+    for line in text.splitlines():
+        if "Function : " in line:
+            in_kernel = line.strip().endswith("dnn_conv")
+            continue
+        m = re.match(
+            r"\s*/\*([0-9a-f]{4,})\*/\s+(?:@!?U?P\w+\s+)?([A-Z][A-Z0-9_]*)([^;]*)", line
+        )
+        if not (in_kernel and m):
+            continue
+        addr, op, rest = int(m.group(1), 16), m.group(2), m.group(3)
+        t = re.search(r"BRA\s+(?:\S+,\s*)?`?\(?\.?L?_?x?_?(?:0x)?([0-9a-f]+)", op + rest)
+        target = int(t.group(1), 16) if (op == "BRA" and t) else None
+        cls = {"FFMA": "ffma", "LDS": "lds", "LDG": "ldg", "STS": "sts", "STG": "stg"}.get(op, "other")
+        ops.append((addr, cls, target))
+    return ops
+
+
+def ptx_ops(text):
+    ops = []
+    body = text.split(".entry dnn_conv(")[1].split(".entry")[0] if ".entry dnn_conv(" in text else text
+    label = None
+    for line in body.splitlines():
+        line = line.strip()
+        if line.endswith(":") and line.startswith("$"):
+            label = line[:-1]
+            continue
+        if not line or line.startswith(("//", ".", "{", "}", "(", ")")):
+            continue
+        op = line.split()[0]
+        if op.startswith("@"):
+            op = line.split()[1]
+        if op.startswith("fma.rn.f32"):
+            cls = "ffma"
+        elif op.startswith("ld.shared"):
+            cls = "lds"
+        elif op.startswith(("ld.global", "ldg")):
+            cls = "ldg"
+        elif op.startswith("st.shared"):
+            cls = "sts"
+        elif op.startswith("st.global"):
+            cls = "stg"
+        else:
+            cls = "other"
+        t = re.search(r"bra(?:\.uni)?\s+(\$\w+)", line)
+        ops.append((label, cls, t.group(1) if t else None))
+        label = None
+    return ops
 
 
 def classify_sass(text):
@@ -142,12 +223,17 @@ def main():
     baseline = "--baseline" in args
     logs = [a for a in args if os.path.isfile(a)]
     print(f"# SASS via {tool()[0] or 'none found: PTX only'}; arch {arch}")
+    done = set()
     for log in logs:
         for line in open(log):
             if not line.startswith("LAYER\t"):
                 continue
             f = line.rstrip("\n").split("\t")
             net, name, shape, config = f[1], f[2], f[3], f[7]
+            # Each layer's LAYER line comes twice (as it finishes, and in the final table).
+            if (net, name) in done:
+                continue
+            done.add((net, name))
             best = dict(kv.split("=") for kv in config.split())
             variants = [("tuned", best)]
             if baseline:
@@ -162,13 +248,21 @@ def main():
                 regs = re.search(r"Function properties for dnn_conv\b.*?Used (\d+) registers", clog, re.S)
                 sass = sass_of(cubin)
                 counts, kind = (classify_sass(sass), "sass") if sass else (classify_ptx(ptx), "ptx")
+                ops = sass_ops(sass) if sass else ptx_ops(ptx)
+                loop = counted(main_loop(ops))
                 total = max(counts["all"], 1)
                 print(
                     f"MIX\t{net}\t{name}\t{label}\t{kind}\tregs={regs.group(1) if regs else '?'}"
                     f"\tinstructions={counts['all']}\tffma={100 * counts['ffma'] / total:.1f}%"
                     f"\tlds={counts['lds']}\tldg={counts['ldg']}\tsts={counts['sts']}"
-                    f"\tstg={counts['stg']}\tother={counts['other']}\t{config}"
+                    f"\tstg={counts['stg']}\tother={counts['other']}"
+                    f"\tloop: instructions={loop['all']}"
+                    f" ffma={100 * loop['ffma'] / max(loop['all'], 1):.1f}%"
+                    f" lds={loop['lds']} ldg={loop['ldg']} sts={loop['sts']} other={loop['other']}"
+                    f"\t{' '.join(f'{k}={v}' for k, v in cfg.items())}"
                 )
+    if WHY_NO_SASS:
+        print(f"# no SASS ({len(WHY_NO_SASS)} kernels), first reason: {WHY_NO_SASS[0]}")
 
 
 if __name__ == "__main__":

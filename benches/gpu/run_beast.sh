@@ -97,5 +97,17 @@ if wants d; then
   python3 benches/gpu/beast_table.py "$OUT/alexnet.log" "$OUT/vgg16.log" "$OUT/cudnn.tsv" 2>&1 |
     tee "$OUT/table.md"
 fi
+if wants e; then
+  # Session 3, second call (about 3 minutes): VGG16's layers from conv3_1 on, which part d's
+  # VGG16 run did not reach (its time limit: each early layer took about 45 s with its
+  # validation), with their instruction mix. cuDNN's times for them come from part d.
+  echo "### VGG16 conv3_1 to conv5_1, batch 128: 80 evaluations or 15 s per layer, the tuned one validated"
+  timeout 210 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 80 --seconds 15 \
+    --validate best --layers conv3_1,conv3_2,conv4_1,conv4_2,conv5_1 2>&1 |
+    tee "$OUT/vgg16-late.log" | grep -vE '^\s*$'
+  echo "### instruction mix of the tuned kernels and of the same tiles before VA, VB, I32, PRE"
+  timeout 30 bash $R python3 bench/beast/sass_mix.py "$OUT/vgg16-late.log" --baseline 2>&1 |
+    tee "$OUT/mix-late.log" | grep -E "^MIX|^#|rror"
+fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
