@@ -372,6 +372,12 @@ fn dnn_conv_levels_prune_in_order_and_every_layer_has_a_space() {
     assert!(l2[3].1 > 0, "{l2:?}");
 }
 
+/// `n` configurations of `space`, evenly spread over its indices (the spaces have millions).
+fn spread(space: &tune::Space, n: u128) -> impl Iterator<Item = tune::Config> + '_ {
+    let len = space.len();
+    (0..n.min(len)).filter_map(move |k| space.get(k * len / n.min(len)))
+}
+
 /// The pruning report's fill-up draws what the hardware level removed: the predicate it
 /// uses accepts exactly the hardware-level space within the software-level one.
 #[test]
@@ -380,11 +386,92 @@ fn dnn_conv_hardware_predicate_is_the_hardware_level() {
     use common::cases::dnn_conv::{hardware_allows, space, Levels, ALEXNET};
     for (layer, t) in [(SMALL[1], h100()), (ALEXNET[1], on(Language::OpenCl))] {
         let wide = space(&layer, &t, Levels::Software).unwrap();
-        let kept = wide.iter().filter(|c| hardware_allows(&t, c)).count();
         let hw = space(&layer, &t, Levels::Hardware).unwrap();
-        assert_eq!(kept as u128, hw.len(), "{}", layer.name);
+        let (mut kept, mut pruned) = (0, 0);
+        for c in spread(&wide, 20_000) {
+            let allowed = hardware_allows(&layer, &t, &c);
+            assert_eq!(
+                allowed,
+                hw.contains(&c),
+                "{}: {}",
+                layer.name,
+                wide.describe(&c)
+            );
+            kept += usize::from(allowed);
+            pruned += usize::from(!allowed);
+        }
+        assert!(kept > 0 && pruned > 0, "{}: {kept} {pruned}", layer.name);
         assert!(hw.len() < wide.len(), "{}", layer.name);
     }
+}
+
+/// The layers start from the SGEMM shapes with float4 loads and 32-bit offsets and from
+/// the kernel as it was before them, and the new parameters are pruned where they cannot
+/// apply: 32-bit offsets past 2^31 elements, precomputed offsets in the channels-innermost
+/// order or past what their packing holds, filter vectors that would be misaligned.
+#[test]
+fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
+    use common::cases::dnn_conv::{
+        fits_i32, fits_packed_offsets, slot, space, DnnConv, Layer, Levels, ALEXNET, VGG16,
+    };
+    let t = h100();
+    // Both reduction orders, with and without the 64 x 256 tiles (building the spaces of
+    // all 14 layers takes minutes in a debug build; the GPU run starts every layer).
+    for layer in [ALEXNET[0], ALEXNET[1], VGG16[0], VGG16[4]].iter() {
+        let study = DnnConv::new(*layer);
+        let s = study.space(&t).unwrap();
+        let starts = study.known_good(&t, &s);
+        // The 64 x 256 tiles where 256 divides batch x pixels (not AlexNet L1's 387200).
+        let wide_fits = layer.npq() % 256 == 0;
+        assert_eq!(starts.len(), 2 + usize::from(wide_fits), "{}", layer.name);
+        let (va, vb, i32_) = (
+            starts[0].get::<usize>(slot::VA),
+            starts[0].get::<usize>(slot::VB),
+            starts[0].get::<usize>(slot::I32),
+        );
+        assert_eq!((va, vb, i32_), (4, 4, 1), "{}", layer.name);
+        let before = &starts[starts.len() - 1];
+        assert_eq!(
+            [slot::VA, slot::VB, slot::I32, slot::PRE].map(|x| before.get::<usize>(x)),
+            [1, 1, 0, 0],
+            "{}",
+            layer.name
+        );
+        // The filters' order (AlexNet L1, VGG16 conv1_1) starts with the offset table.
+        let korder = starts[0].get::<usize>(slot::KORDER);
+        assert_eq!(starts[0].get::<usize>(slot::PRE), usize::from(korder == 0));
+    }
+    for layer in ALEXNET.iter().chain(&VGG16) {
+        assert!(
+            fits_i32(layer) && fits_packed_offsets(layer),
+            "{}",
+            layer.name
+        );
+    }
+    // A batch whose input passes 2^31 elements keeps only 64-bit offsets; 17 x 17 filters
+    // have no packed taps.
+    let big = VGG16[1].batch(1024);
+    assert!(!fits_i32(&big));
+    let tall = Layer {
+        r: 17,
+        ph: 8,
+        ..ALEXNET[0]
+    };
+    assert!(!fits_packed_offsets(&tall));
+    let small = common::beast::SMALL[0];
+    let alg = space(&small, &t, Levels::Algorithm).unwrap();
+    let sw = space(&small, &t, Levels::Software).unwrap();
+    for c in spread(&sw, 5000) {
+        if c.get::<usize>(slot::PRE) == 1 {
+            assert_eq!(c.get::<usize>(slot::KORDER), 0);
+        }
+        // C*R*S = 75: vectors of 4 along the reduction would be misaligned.
+        if c.get::<usize>(slot::FLAYOUT) == 0 {
+            assert_eq!(c.get::<usize>(slot::VA), 1);
+        }
+    }
+    assert!(spread(&alg, 5000)
+        .any(|c| c.get::<usize>(slot::FLAYOUT) == 0 && c.get::<usize>(slot::VA) == 4));
 }
 
 #[test]
@@ -497,4 +584,8 @@ fn the_host_dnn_convolution_strides_and_pads() {
     let l1 = args(&["--pass", "backward-data", "--layers", "L1"]).unwrap();
     assert!(l1.selected().is_err());
     assert!(args(&["--pass", "sideways"]).is_err());
+    // Validation of the tuned configuration only, once (VGG16's gigabyte outputs).
+    assert!(args(&["--validate", "best"]).unwrap().validate_best);
+    assert!(!args(&["--validate", "every"]).unwrap().validate_best);
+    assert!(args(&["--validate", "never"]).is_err());
 }

@@ -17,7 +17,8 @@
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh a     # logs in $OUT
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh b
 #   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/alexnet-bwd.log $OUT/cudnn.tsv
-# A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
+# Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
+# see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
 # its 6 minutes: the early layers' 1.6 GB outputs are restored, read back and compared per
 # evaluation).
@@ -70,6 +71,43 @@ if wants b bwd; then
   echo "### backward-data of AlexNet's stride-1 layers (L2-L5): 40 evaluations or 15 s per layer"
   timeout 100 bash $R "$B/dnn_conv" --backend cuda --net alexnet --pass backward-data \
     --evals 40 --seconds 15 2>&1 | tee "$OUT/alexnet-bwd.log" | grep -vE '^\s*$'
+fi
+if wants d; then
+  # Session 3 (VA, VB, I32, PRE), one call of about 8 minutes: every AlexNet and VGG16 layer
+  # with cuDNN's times taken in the same call. VGG16 is validated once per layer (the tuned
+  # configuration against the reference kernel, `--validate best`): validating every
+  # evaluation moved gigabytes and left 3-7 evaluations per early layer, and stopped the
+  # run before conv3_1.
+  echo "### GPU tests of the convolution kernel (TUNE_REQUIRE_CUDA=1)"
+  for f in case_dnn_conv dnn_conv_loads_and_offsets_are_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:"
+  done | tee "$OUT/tests.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet and VGG16, forward"
+  NVIDIA_TF32_OVERRIDE=0 timeout 80 python3 benches/gpu/cudnn_conv.py alexnet vgg16 | tee "$OUT/cudnn.tsv"
+  echo "### AlexNet, batch 128: 80 evaluations or 20 s per layer, every evaluation validated"
+  timeout 140 bash $R "$B/dnn_conv" --backend cuda --net alexnet --evals 80 --seconds 20 2>&1 |
+    tee "$OUT/alexnet.log" | grep -vE '^\s*$'
+  echo "### VGG16, batch 128: 80 evaluations or 18 s per layer, the tuned one validated"
+  timeout 250 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 80 --seconds 18 \
+    --validate best 2>&1 | tee "$OUT/vgg16.log" | grep -vE '^\s*$'
+  echo "### instruction mix of the tuned kernels and of the same tiles before VA, VB, I32, PRE"
+  timeout 40 bash $R python3 bench/beast/sass_mix.py "$OUT/alexnet.log" "$OUT/vgg16.log" \
+    --baseline 2>&1 | tee "$OUT/mix.log" | grep -E "^MIX|^#|rror"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet.log" "$OUT/vgg16.log" "$OUT/cudnn.tsv" 2>&1 |
+    tee "$OUT/table.md"
+fi
+if wants e; then
+  # Session 3, second call (about 3 minutes): VGG16's layers from conv3_1 on, which part d's
+  # VGG16 run did not reach (its time limit: each early layer took about 45 s with its
+  # validation), with their instruction mix. cuDNN's times for them come from part d.
+  echo "### VGG16 conv3_1 to conv5_1, batch 128: 80 evaluations or 15 s per layer, the tuned one validated"
+  timeout 210 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 80 --seconds 15 \
+    --validate best --layers conv3_1,conv3_2,conv4_1,conv4_2,conv5_1 2>&1 |
+    tee "$OUT/vgg16-late.log" | grep -vE '^\s*$'
+  echo "### instruction mix of the tuned kernels and of the same tiles before VA, VB, I32, PRE"
+  timeout 30 bash $R python3 bench/beast/sass_mix.py "$OUT/vgg16-late.log" --baseline 2>&1 |
+    tee "$OUT/mix-late.log" | grep -E "^MIX|^#|rror"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

@@ -79,6 +79,9 @@ pub struct Args {
     /// The pass tuned: the forward pass, or backward-data as the forward pass of
     /// [`Layer::backward_data`].
     pub backward_data: bool,
+    /// Validate only the tuned configuration, once, after the search (`--validate best`),
+    /// instead of every evaluation (`every`, the default).
+    pub validate_best: bool,
 }
 
 impl Args {
@@ -95,6 +98,7 @@ impl Args {
             prune: None,
             measure_rejected: 8,
             backward_data: false,
+            validate_best: false,
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -124,6 +128,15 @@ impl Args {
                                 a,
                                 format!("takes forward or backward-data, not `{other}`"),
                             ))
+                        }
+                    }
+                }
+                "--validate" => {
+                    out.validate_best = match value()?.as_str() {
+                        "every" => false,
+                        "best" => true,
+                        other => {
+                            return Err(arg_error(a, format!("takes every or best, not `{other}`")))
                         }
                     }
                 }
@@ -218,10 +231,10 @@ impl Args {
 
     fn study(&self, layer: Layer) -> DnnConv {
         DnnConv {
-            check: if self.net == "small" {
-                Check::Host
-            } else {
-                Check::Kernel
+            check: match (self.net.as_str(), self.validate_best) {
+                ("small", false) => Check::Host,
+                (_, true) => Check::Deferred,
+                _ => Check::Kernel,
             },
             ..DnnConv::new(layer)
         }
@@ -343,15 +356,91 @@ pub fn tune_layer<B: Backend>(
         start: first,
         ..Options::new(1)
     };
-    let (info, r) = super::tune_case(backend, case, args.budget, options)?;
-    Ok(Tuned {
+    let (info, r) = super::tune_case(backend.clone(), case, args.budget, options)?;
+    let mut tuned = Tuned {
         layer,
         seconds: r.best.final_scalar(),
         best: Named::of(&info.space, &r.best.config),
         evaluations: r.evaluations,
         valid: r.valid,
         failures: r.failures.clone(),
-    })
+    };
+    if study.check == Check::Deferred {
+        let (best, seconds) = validate_once(backend, &study, &info.space, &r)?;
+        if best.0 != tuned.best.0 {
+            tuned.best = best;
+            tuned.seconds = seconds;
+        }
+    }
+    Ok(tuned)
+}
+
+/// How many of the fastest configurations `validate_once` tries before giving up.
+const VALIDATE_TRIES: usize = 4;
+
+/// Validates a run tuned without a reference ([`Check::Deferred`]): the best configuration,
+/// then the next fastest measured ones, each once against the reference kernel, until one
+/// is correct. Returns it and its time (re-measured for the best, else the search's).
+///
+/// # Errors
+/// None of the fastest [`VALIDATE_TRIES`] is correct (each one's failure is printed), or
+/// the reference kernel fails.
+fn validate_once<B: Backend>(
+    backend: Arc<B>,
+    study: &DnnConv,
+    space: &Space,
+    r: &tune::TuningResult<Duration>,
+) -> Result<(Named<Value>, f64)> {
+    let target = Target::of(backend.as_ref())?;
+    let checked = DnnConv {
+        check: Check::Kernel,
+        ..study.clone()
+    };
+    let t = Instant::now();
+    let spec = checked.spec(&target, checked.source(&target)?)?;
+    let ev = KernelEvaluator::<B>::new(backend, space, spec)?;
+    let mut measured: Vec<(&tune::results::Record, f64)> = r
+        .records
+        .iter()
+        .filter(|rec| rec.status == "ok" && rec.remeasured.is_none())
+        .filter_map(|rec| rec.cost.map(|c| (rec, c)))
+        .collect();
+    measured.sort_by(|a, b| a.1.total_cmp(&b.1));
+    let best = Named::of(space, &r.best.config);
+    let mut candidates = vec![(best.clone(), r.best.final_scalar())];
+    for (rec, cost) in measured {
+        if candidates.len() >= VALIDATE_TRIES {
+            break;
+        }
+        if !candidates.iter().any(|(n, _)| n.0 == rec.config.0) {
+            candidates.push((rec.config.clone(), cost));
+        }
+    }
+    for (i, (named, seconds)) in candidates.into_iter().enumerate() {
+        let c = named.config(space)?;
+        let outcome = ev.prepare(space, &c).and_then(|p| ev.measure(space, &c, p));
+        match outcome {
+            Ok(_) => {
+                println!(
+                    "validated once against the reference kernel ({:.1} s with its setup): \
+                     {}correct: {named}",
+                    t.elapsed().as_secs_f64(),
+                    if i == 0 {
+                        "the best is "
+                    } else {
+                        "the next fastest is "
+                    },
+                );
+                return Ok((named, seconds));
+            }
+            Err(f) => println!("validation of {named} failed: {f}"),
+        }
+    }
+    Err(Error::InvalidSpace(format!(
+        "none of the {VALIDATE_TRIES} fastest configurations of {} is correct; tune with \
+         `--validate every` to validate every evaluation",
+        study.layer.name
+    )))
 }
 
 /// The per-layer table (markdown) and a `LAYER` line per layer for scripts.
@@ -616,7 +705,7 @@ fn rejected_when_unpruned<B: Backend>(
     let candidates: Vec<Config> = (0..n.min(1 << 20))
         .map(|k| (k * 0x9E37_79B9_7F4A_7C15) % n)
         .filter_map(|i| wide.get(i))
-        .filter(|c| !dnn_conv::hardware_allows(target, c) && launchable(target, c))
+        .filter(|c| !dnn_conv::hardware_allows(&layer, target, c) && launchable(target, c))
         .take(4 * want)
         .collect();
     let threads = std::thread::available_parallelism().map_or(2, |t| t.get());

@@ -13,7 +13,8 @@
 //   MDIM, NDIM   thread dimensions: MDIM x NDIM work-items; each computes
 //                TM = BM/MDIM channels x TN = BN/NDIM pixels in registers
 //   VS           vector width (1, 2, 4) of the local-memory reads: a work-item's TM x TN
-//                come in VS x VS groups spread over the tile
+//                come in VS x VS groups spread over the tile; also the width of the output
+//                stores where VS pixels are contiguous (P*Q a multiple of VS)
 //   DB           local-memory staging: 1 double-buffered with the next tile loaded into
 //                registers while this one is multiplied; 0 single buffer
 //   PADA, PADB   padding of the local-memory rows (bank conflicts)
@@ -24,10 +25,21 @@
 //                per step and each element costs an address add, not a division
 //   FLAYOUT      filter layout: 0 out channel major (KCRS, or KRSC for KORDER 1), 1 out
 //                channel minor (CRSK or RSCK); both prepared once on the host
+//   VA           vector width (1, 4) of the filter tile's global loads: VA consecutive
+//                floats, out channels for FLAYOUT 1 (then one 16-byte local store), the
+//                reduction for FLAYOUT 0
+//   VB           pixels (1, 2, 4) a work-item gathers side by side in a row of the input
+//                tile, written to local memory as one VB-wide store (fewer stores; the
+//                loads stay scalar: a window's pixels are not aligned in the input)
+//   I32          1: 32-bit offsets and pixel indices (every tensor under 2^31 elements),
+//                0: 64-bit
+//   PRE          (KORDER 0) 1: each reduction index's input offset and tap (r, s), packed
+//                in one int, computed once per work-group into local memory, so a gathered
+//                element costs a local read instead of three divisions; 0: the divisions
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, (KO/BM) * (NB*P*Q/BN) groups; local
-// memory (DB+1) * BK * (BM+PADA + BN+PADB) floats (CUDA: dynamic shared memory; OpenCL: the
-// local-memory argument).
+// memory (DB+1) * BK * (BM+PADA + BN+PADB) floats, and KPAD ints more with PRE (CUDA:
+// dynamic shared memory; OpenCL: the local-memory argument).
 
 #define NT (MDIM * NDIM)
 #define TM (BM / MDIM)
@@ -35,17 +47,26 @@
 #define RS (R * S)
 #define CRS (C * RS)
 #define PQ (P * Q)
-#define NPQ ((long)NB * PQ)
 #define LDA_S (BM + PADA)
 #define LDB_S (BN + PADB)
 #define NBUF (DB + 1)
-// B-tile loads: the work-items form rows of BCOLS consecutive pixels.
-#define BCOLS (NT < BN ? NT : BN)
+// The last k step runs past C*R*S (zeros there).
+#define KTAIL ((CRS % BK) != 0)
+#define KPAD (((CRS + BK - 1) / BK) * BK)
+#if I32
+#define IDX int
+#else
+#define IDX long
+#endif
+#define NPQ ((IDX)NB * PQ)
+// B-tile loads: the work-items form rows of BCOLS groups of VB consecutive pixels.
+#define BCOLS (NT < BN / VB ? NT : BN / VB)
 #define BROWS (NT / BCOLS)
-#define LPX (BN / BCOLS)
+#define LPX (BN / (BCOLS * VB))
+#define NPX (LPX * VB)
 #define LBK (BK / BROWS)
-// A-tile loads: elements per work-item.
-#define LA ((BM * BK) / NT)
+// A-tile loads: vectors of VA per work-item.
+#define LA ((BM * BK) / (NT * VA))
 
 #if UNR
 #define INNER_UNROLL PRAGMA(unroll)
@@ -53,7 +74,8 @@
 #define INNER_UNROLL PRAGMA(unroll 1)
 #endif
 
-// The filter element (out channel m, reduction index crs), or 0 past C*R*S.
+// The filters' layout for the reduction order: KORDER picks the order, FLAYOUT whether
+// the out channels are major (k contiguous) or minor (m contiguous).
 #if KORDER == 0
 #define FILTER_K_MAJOR filter_kcrs
 #define FILTER_K_MINOR filter_crsk
@@ -62,9 +84,30 @@
 #define FILTER_K_MINOR filter_rsck
 #endif
 #if FLAYOUT == 0
-#define FILTER_AT(m, crs) ((crs) < CRS ? LDG(FILTER_K_MAJOR + (long)(m) * CRS + (crs)) : 0.0f)
+#define FILTER_PTR(m, crs) (FILTER_K_MAJOR + (IDX)(m) * CRS + (crs))
 #else
-#define FILTER_AT(m, crs) ((crs) < CRS ? LDG(FILTER_K_MINOR + (long)(crs) * KO + (m)) : 0.0f)
+#define FILTER_PTR(m, crs) (FILTER_K_MINOR + (IDX)(crs) * KO + (m))
+#endif
+// Where a filter vector (l-th of the work-item's) sits in the BM x BK tile.
+#if FLAYOUT == 0
+#define A_M(i) ((i) / (BK / VA))
+#define A_K(i) (((i) % (BK / VA)) * VA)
+#else
+#define A_M(i) (((i) % (BM / VA)) * VA)
+#define A_K(i) ((i) / (BM / VA))
+#endif
+
+#if VA == 4
+#define LOAD_VA(r, p) { const float4 v_ = LDG4(p); (r)[0] = v_.x; (r)[1] = v_.y; (r)[2] = v_.z; (r)[3] = v_.w; }
+#else
+#define LOAD_VA(r, p) { (r)[0] = LDG(p); }
+#endif
+#if VB == 4
+#define STORE_VB(p, r) { VSTORE4(p, (r)[0], (r)[1], (r)[2], (r)[3]); }
+#elif VB == 2
+#define STORE_VB(p, r) { VSTORE2(p, (r)[0], (r)[1]); }
+#else
+#define STORE_VB(p, r) { *(p) = (r)[0]; }
 #endif
 
 // The filters come in the four layouts; KORDER and FLAYOUT pick one.
@@ -78,23 +121,36 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
     const int tx = tid % NDIM;
     const int ty = tid / NDIM;
     // Work-groups sharing a pixel tile run one after the other (they share its input in L2).
-    const long group = GROUP;
+    const IDX group = (IDX)GROUP;
     const int bm = (int)(group % (KO / BM)) * BM;
-    const long bn = (group / (KO / BM)) * BN;
+    const IDX bn = (group / (KO / BM)) * BN;
+
+#if KORDER == 0 && PRE
+    // Each reduction index's offset in the input and tap, packed (offset << 8 | r << 4 | s);
+    // -1 past C*R*S. Written once, read by every k step.
+    LOCAL_INT_PTR ktab = (LOCAL_INT_PTR)(Bs + NBUF * BK * LDB_S);
+    for (int i = tid; i < KPAD; i += NT) {
+        const int c = i / RS;
+        const int r = (i % RS) / S;
+        const int s = i % S;
+        ktab[i] = i < CRS ? (((c * H * W + r * W + s) << 8) | (r << 4) | s) : -1;
+    }
+    SYNC();
+#endif
 
     // The pixels this work-item loads: where their windows start in the input.
     const int col0 = tid % BCOLS;
     const int row0 = tid / BCOLS;
-    long pix_base[LPX];
-    int pix_h[LPX], pix_w[LPX];
+    IDX pix_base[NPX];
+    int pix_h[NPX], pix_w[NPX];
     PRAGMA(unroll)
-    for (int c = 0; c < LPX; ++c) {
-        const long npq = bn + col0 + c * BCOLS;
-        const int n = (int)(npq / PQ);
+    for (int x = 0; x < NPX; ++x) {
+        const IDX npq = bn + (col0 + (x / VB) * BCOLS) * VB + x % VB;
+        const IDX n = npq / PQ;
         const int pq = (int)(npq % PQ);
-        pix_h[c] = (pq / Q) * SU - PH;
-        pix_w[c] = (pq % Q) * SV - PW;
-        pix_base[c] = (long)n * C * H * W + (long)pix_h[c] * W + pix_w[c];
+        pix_h[x] = (pq / Q) * SU - PH;
+        pix_w[x] = (pq % Q) * SV - PW;
+        pix_base[x] = n * C * H * W + (IDX)pix_h[x] * W + pix_w[x];
     }
 
     float acc[TM][TN];
@@ -103,21 +159,41 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
         PRAGMA(unroll)
         for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
 
-    float ra[LA];
-    float rb[LBK * LPX];
+    float ra[LA * VA];
+    float rb[LBK * NPX];
 
 // Global memory -> registers: the tiles of the k step starting at k0.
+#if KTAIL
+#define LOAD_A_AT(r, m, crs) { if ((crs) < CRS) LOAD_VA(r, FILTER_PTR(m, crs)) else { PRAGMA(unroll) for (int v_ = 0; v_ < VA; ++v_) (r)[v_] = 0.0f; } }
+#else
+#define LOAD_A_AT(r, m, crs) LOAD_VA(r, FILTER_PTR(m, crs))
+#endif
 #define LOAD_TILE(k0)                                                                   \
     {                                                                                   \
         PRAGMA(unroll) for (int l = 0; l < LA; ++l) {                                   \
             const int i = tid + l * NT;                                                 \
-            const int m = FLAYOUT == 0 ? i / BK : i % BM;                               \
-            const int kk = FLAYOUT == 0 ? i % BK : i / BM;                              \
-            ra[l] = FILTER_AT(bm + m, (k0) + kk);                                      \
+            LOAD_A_AT(ra + l * VA, bm + A_M(i), (k0) + A_K(i));                         \
         }                                                                               \
         LOAD_B(k0)                                                                      \
     }
-#if KORDER == 0
+#if KORDER == 0 && PRE
+#define LOAD_B(k0)                                                                      \
+    {                                                                                   \
+        PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
+            const int e = ktab[(k0) + row0 + l * BROWS];                                \
+            const int r = (e >> 4) & 15;                                                \
+            const int s = e & 15;                                                       \
+            const IDX off = e >> 8;                                                     \
+            PRAGMA(unroll) for (int x = 0; x < NPX; ++x) {                              \
+                const int h = pix_h[x] + r;                                             \
+                const int w = pix_w[x] + s;                                             \
+                const int inside = e >= 0 && (unsigned)h < (unsigned)H &&               \
+                                   (unsigned)w < (unsigned)W;                           \
+                rb[l * NPX + x] = inside ? LDG(in + pix_base[x] + off) : 0.0f;          \
+            }                                                                           \
+        }                                                                               \
+    }
+#elif KORDER == 0
 #define LOAD_B(k0)                                                                      \
     {                                                                                   \
         PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
@@ -125,12 +201,13 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
             const int c = crs / RS;                                                     \
             const int r = (crs % RS) / S;                                               \
             const int s = crs % S;                                                      \
-            const long off = (long)c * H * W + (long)r * W + s;                         \
-            PRAGMA(unroll) for (int p = 0; p < LPX; ++p) {                              \
-                const int h = pix_h[p] + r;                                             \
-                const int w = pix_w[p] + s;                                             \
-                const int inside = crs < CRS && h >= 0 && h < H && w >= 0 && w < W;    \
-                rb[l * LPX + p] = inside ? LDG(in + pix_base[p] + off) : 0.0f;          \
+            const IDX off = (IDX)c * H * W + r * W + s;                                 \
+            PRAGMA(unroll) for (int x = 0; x < NPX; ++x) {                              \
+                const int h = pix_h[x] + r;                                             \
+                const int w = pix_w[x] + s;                                             \
+                const int inside = (!KTAIL || crs < CRS) && (unsigned)h < (unsigned)H && \
+                                   (unsigned)w < (unsigned)W;                           \
+                rb[l * NPX + x] = inside ? LDG(in + pix_base[x] + off) : 0.0f;          \
             }                                                                           \
         }                                                                               \
     }
@@ -142,30 +219,43 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
         const int r = tap / S;                                                          \
         const int s = tap % S;                                                          \
         const int c0 = (k0) % C + row0;                                                 \
-        PRAGMA(unroll) for (int p = 0; p < LPX; ++p) {                                  \
-            const int h = pix_h[p] + r;                                                 \
-            const int w = pix_w[p] + s;                                                 \
+        PRAGMA(unroll) for (int x = 0; x < NPX; ++x) {                                  \
+            const int h = pix_h[x] + r;                                                 \
+            const int w = pix_w[x] + s;                                                 \
             const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;  \
-            IN_PTR at = in + pix_base[p] + (long)c0 * H * W + r * W + s;                \
+            IN_PTR at = in + pix_base[x] + (IDX)c0 * H * W + r * W + s;                 \
             PRAGMA(unroll) for (int l = 0; l < LBK; ++l)                                \
-                rb[l * LPX + p] = inside ? LDG(at + (long)(l * BROWS) * H * W) : 0.0f;  \
+                rb[l * NPX + x] = inside ? LDG(at + (IDX)(l * BROWS) * H * W) : 0.0f;   \
         }                                                                               \
     }
 #endif
 // Registers -> local buffer `buf`.
+#if FLAYOUT == 1 && VA == 4
+#define STORE_A(as, l, i)                                                               \
+    {                                                                                   \
+        VSTORE4(as + A_K(i) * LDA_S + A_M(i), ra[(l) * 4], ra[(l) * 4 + 1],            \
+                ra[(l) * 4 + 2], ra[(l) * 4 + 3]);                                      \
+    }
+#else
+#define STORE_A(as, l, i)                                                               \
+    {                                                                                   \
+        PRAGMA(unroll) for (int v = 0; v < VA; ++v)                                     \
+            as[(A_K(i) + (FLAYOUT == 0 ? v : 0)) * LDA_S + A_M(i) + (FLAYOUT == 0 ? 0 : v)] = \
+                ra[(l) * VA + v];                                                       \
+    }
+#endif
 #define STORE_TILE(buf)                                                                 \
     {                                                                                   \
         LOCAL_PTR as = As + (buf) * BK * LDA_S;                                         \
         LOCAL_PTR bs = Bs + (buf) * BK * LDB_S;                                         \
         PRAGMA(unroll) for (int l = 0; l < LA; ++l) {                                   \
             const int i = tid + l * NT;                                                 \
-            const int m = FLAYOUT == 0 ? i / BK : i % BM;                               \
-            const int kk = FLAYOUT == 0 ? i % BK : i / BM;                              \
-            as[kk * LDA_S + m] = ra[l];                                                 \
+            STORE_A(as, l, i)                                                           \
         }                                                                               \
         PRAGMA(unroll) for (int l = 0; l < LBK; ++l)                                    \
             PRAGMA(unroll) for (int p = 0; p < LPX; ++p)                                \
-                bs[(row0 + l * BROWS) * LDB_S + col0 + p * BCOLS] = rb[l * LPX + p];    \
+                STORE_VB(bs + (row0 + l * BROWS) * LDB_S + (col0 + p * BCOLS) * VB,     \
+                         rb + l * NPX + p * VB)                                         \
     }
 // Multiply the tiles in local buffer `buf`.
 #define COMPUTE_TILE(buf)                                                               \
@@ -225,17 +315,35 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
     COMPUTE_TILE(0);
 #endif
 
-    // Epilogue: out[n][m][p][q]; consecutive work-items write consecutive pixels.
+    // Epilogue: out[n][m][p][q]; consecutive work-items write consecutive pixels, VS at a
+    // time where a group of VS pixels cannot straddle two images.
     PRAGMA(unroll)
-    for (int j = 0; j < TN; ++j) {
-        const long npq = bn + (j / VS) * (NDIM * VS) + tx * VS + j % VS;
-        const long n = npq / PQ;
-        const long base = n * KO * PQ + npq % PQ;
+    for (int g = 0; g < TN / VS; ++g) {
+        const IDX npq = bn + g * (NDIM * VS) + tx * VS;
+#if VS > 1 && PQ % VS == 0
+        OUT_PTR base = out + (npq / PQ) * KO * PQ + npq % PQ;
         PRAGMA(unroll)
         for (int i = 0; i < TM; ++i) {
             const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
-            out[base + (long)m * PQ] = acc[i][j];
+#if VS == 4
+            VSTORE4(base + (IDX)m * PQ, acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2],
+                    acc[i][g * 4 + 3]);
+#else
+            VSTORE2(base + (IDX)m * PQ, acc[i][g * 2], acc[i][g * 2 + 1]);
+#endif
         }
+#else
+        PRAGMA(unroll)
+        for (int j = 0; j < VS; ++j) {
+            const IDX at = npq + j;
+            OUT_PTR base = out + (at / PQ) * KO * PQ + at % PQ;
+            PRAGMA(unroll)
+            for (int i = 0; i < TM; ++i) {
+                const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
+                base[(IDX)m * PQ] = acc[i][g * VS + j];
+            }
+        }
+#endif
     }
 }
 
@@ -243,7 +351,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
 REF_KERNEL(dnn_conv_reference)(OUT out, IN in, IN filter, IN unused1, IN unused2,
                                IN unused3 SHARED_PARAM) {
     const long g = GID;
-    if (g >= NPQ * KO) return;
+    if (g >= (long)NB * PQ * KO) return;
     const int q = (int)(g % Q);
     const int p = (int)((g / Q) % P);
     const int m = (int)((g / PQ) % KO);

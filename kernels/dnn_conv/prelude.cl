@@ -16,3 +16,8 @@
 #define SMEM_LOAD2(p) vload2(0, (p))
 #define SMEM_LOAD4(p) vload4(0, (p))
 #define PRAGMA(x) _Pragma(#x)
+#define OUT_PTR __global float*
+#define LOCAL_INT_PTR __local int*
+#define LDG4(p) vload4(0, (p))
+#define VSTORE2(p, a, b) vstore2((float2)(a, b), 0, (p))
+#define VSTORE4(p, a, b, c, d) vstore4((float4)(a, b, c, d), 0, (p))

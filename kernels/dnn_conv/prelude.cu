@@ -16,3 +16,8 @@
 #define SMEM_LOAD2(p) (*reinterpret_cast<const float2*>(p))
 #define SMEM_LOAD4(p) (*reinterpret_cast<const float4*>(p))
 #define PRAGMA(x) _Pragma(#x)
+#define OUT_PTR float*
+#define LOCAL_INT_PTR int*
+#define LDG4(p) __ldg(reinterpret_cast<const float4*>(p))
+#define VSTORE2(p, a, b) (*reinterpret_cast<float2*>(p) = make_float2(a, b))
+#define VSTORE4(p, a, b, c, d) (*reinterpret_cast<float4*>(p) = make_float4(a, b, c, d))

@@ -4,6 +4,8 @@
 //! sizes. `tests/opencl.rs` and `tests/cuda.rs` register them with their device.
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
+mod dnn_conv;
+
 use std::sync::Arc;
 use std::time::Duration;
 
@@ -198,6 +200,14 @@ pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
         .filter(|(_, study, _)| study.sources().get(language).is_some())
         .map(|(name, _, f)| (name, f))
         .collect();
+    out.push((
+        "dnn_conv_loads_and_offsets_are_right",
+        dnn_conv::dnn_conv_loads_and_offsets_are_right::<B>,
+    ));
+    out.push((
+        "dnn_conv_validates_the_tuned_configuration_once",
+        dnn_conv::dnn_conv_validates_the_tuned_configuration_once::<B>,
+    ));
     out.push((
         "xgemm_direct_configurations_are_right_at_odd_sizes",
         xgemm_direct_configurations_are_right_at_odd_sizes::<B>,

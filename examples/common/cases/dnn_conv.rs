@@ -38,8 +38,12 @@ pub mod slot {
     pub const UNR: usize = 9;
     pub const FLAYOUT: usize = 10;
     pub const KORDER: usize = 11;
+    pub const VA: usize = 12;
+    pub const VB: usize = 13;
+    pub const I32: usize = 14;
+    pub const PRE: usize = 15;
     /// CUDA only.
-    pub const MINB: usize = 12;
+    pub const MINB: usize = 16;
 }
 use slot::*;
 
@@ -229,6 +233,10 @@ pub enum Check {
     /// The reference kernel (one work-item per output, the definition read literally) on
     /// the device, for layers too large for the host.
     Kernel,
+    /// No reference while tuning: the caller validates the tuned configuration once with
+    /// [`Check::Kernel`] (examples/dnn_conv.rs `--validate best`), where validating every
+    /// evaluation would move gigabytes (VGG16's early layers: 1.6 GB of output each).
+    Deferred,
 }
 
 /// A layer, tuned with BEAST's space.
@@ -286,6 +294,10 @@ fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
         ("UNR", vec![0, 1]),
         ("FLAYOUT", vec![0, 1]),
         ("KORDER", vec![0, 1]),
+        ("VA", vec![1, 4]),
+        ("VB", vec![1, 2, 4]),
+        ("I32", vec![0, 1]),
+        ("PRE", vec![0, 1]),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -310,65 +322,93 @@ pub struct Derived {
     pub tm: usize,
     /// Pixels per work-item.
     pub tn: usize,
-    /// Local memory per work-group, bytes.
+    /// Pixels a work-item gathers the input of (`VB` side by side, in `NPX / VB` groups).
+    pub npx: usize,
+    /// Local memory per work-group, bytes: the tiles, and with `PRE` the table of gather
+    /// offsets (one int per reduction index, rounded up to `BK`).
     pub local_bytes: usize,
-    /// Registers per work-item, estimated: accumulators, the operands of one k step (and
-    /// their addresses), the next tile's loads (and theirs), and 32 for the pixels' window
-    /// starts, loop counters and bases. NVRTC 13 for sm_90 used 213 where this says 176
-    /// (64 x 128 tiles of 8 x 8): an estimate that prunes only the clearly hopeless, the
-    /// compiled kernel is checked again.
+    /// Registers per work-item, estimated: accumulators, the operands of one k step, the
+    /// next tile's loads, 3 per gathered pixel (window start, base) and 32 for loop
+    /// counters, bases and addresses. NVRTC 13 for sm_90 used 213 for 64 x 128 tiles of
+    /// 8 x 8 where this says 139, and the SGEMM case's 64 x 256 tiles of 16 x 8 compile
+    /// without spills where this says 227: an estimate that prunes only the clearly
+    /// hopeless (over 255), the compiled kernel is checked again.
     pub registers: usize,
 }
 
-/// The derived quantities of values `v` (slot order).
-pub fn derived(v: &[usize]) -> Derived {
+/// The derived quantities of values `v` (slot order, up to `PRE`) on a layer whose
+/// reduction is `crs` long.
+pub fn derived(v: &[usize], crs: usize) -> Derived {
     let (bm, bn, bk, mdim, ndim) = (v[BM], v[BN], v[BK], v[MDIM], v[NDIM]);
     let nt = mdim * ndim;
     let (tm, tn) = (bm / mdim.max(1), bn / ndim.max(1));
+    let vb = v[VB].max(1);
+    let bcols = nt.min(bn / vb).max(1);
+    let npx = (bn / (bcols * vb)) * vb;
     let nbuf = v[DB] + 1;
-    let local_bytes = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]);
+    let table = match (v[KORDER], v[PRE]) {
+        (0, 1) => 4 * crs.div_ceil(bk.max(1)) * bk,
+        _ => 0,
+    };
+    let local_bytes = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table;
     let loads = (bm * bk + bk * bn) / nt.max(1);
-    let registers = tm * tn + 2 * (tm + tn) + 2 * loads + 32;
+    let registers = tm * tn + tm + tn + loads + 3 * npx + 32;
     Derived {
         nt,
         tm,
         tn,
+        npx,
         local_bytes,
         registers,
     }
 }
 
-/// The values of slots 0 to `last` (the rest 0), which the constraint must declare.
-fn values(b: &Bound, last: usize) -> Vec<usize> {
-    let mut v = vec![0; 13];
-    for (s, x) in v.iter_mut().enumerate().take(last + 1) {
-        *x = b.get::<usize>(s);
+/// The values of `slots` (the others 0), which the constraint must declare.
+fn values(b: &Bound, slots: &[usize]) -> Vec<usize> {
+    let mut v = vec![0; MINB + 1];
+    for &s in slots {
+        v[s] = b.get::<usize>(s);
     }
     v
 }
 
-/// Algorithm: work-item tiles, vector groups and even loads.
+/// Algorithm: work-item tiles, vector groups and even loads of both tiles (reads `BM` to
+/// `VS`, `FLAYOUT`, `VA` and `VB`).
 fn algorithm_ok(v: &[usize]) -> bool {
-    let d = derived(v);
-    let (bm, bn, bk) = (v[BM], v[BN], v[BK]);
-    let b_loads = if d.nt >= bn {
-        d.nt % bn == 0 && bk % (d.nt / bn) == 0
+    let d = derived(v, 0);
+    let (bm, bn, bk, va, vb) = (v[BM], v[BN], v[BK], v[VA], v[VB]);
+    let bcols = bn / vb;
+    let b_loads = if d.nt >= bcols {
+        d.nt % bcols == 0 && bk % (d.nt / bcols) == 0
     } else {
-        bn % d.nt == 0
+        bcols % d.nt == 0
+    };
+    // A vector of VA runs along the out channels (FLAYOUT 1) or the reduction (FLAYOUT 0).
+    let a_vectors = match v[FLAYOUT] {
+        1 => bm % va == 0,
+        _ => bk % va == 0,
     };
     bm % v[MDIM] == 0
         && bn % v[NDIM] == 0
         && d.tm % v[VS] == 0
         && d.tn % v[VS] == 0
-        && (bm * bk) % d.nt == 0
-        && bm * bk >= d.nt
+        && (bm * bk) % (d.nt * va) == 0
+        && bm * bk >= d.nt * va
+        && a_vectors
+        && bn % vb == 0
         && b_loads
 }
 
 /// Hardware: the device's limits and BEAST's 2 work-groups per compute unit. Limits the
 /// device does not report are typical GPU values: 1024 work-items, 48 KiB of local memory.
-fn hardware_ok(v: &[usize], dev: &DeviceInfo, language: Language, minb: Option<usize>) -> bool {
-    let d = derived(v);
+fn hardware_ok(
+    v: &[usize],
+    crs: usize,
+    dev: &DeviceInfo,
+    language: Language,
+    minb: Option<usize>,
+) -> bool {
+    let d = derived(v, crs);
     let max_wg = match dev.max_work_group_size {
         0 => 1024,
         n => n.min(1024),
@@ -394,10 +434,36 @@ fn hardware_ok(v: &[usize], dev: &DeviceInfo, language: Language, minb: Option<u
 
 /// Whether `config` (of a space of this case on `target`, at any level) passes the
 /// hardware level: what the post-compilation checks would see if the space did not prune.
-pub fn hardware_allows(target: &Target, config: &Config) -> bool {
-    let v: Vec<usize> = (0..=PADB).map(|s| config.get::<usize>(s)).collect();
+pub fn hardware_allows(layer: &Layer, target: &Target, config: &Config) -> bool {
     let minb = (target.language == Language::Cuda).then(|| config.get::<usize>(MINB));
-    hardware_ok(&v, &target.device, target.language, minb)
+    hardware_ok(
+        &config_values(config),
+        layer.crs(),
+        &target.device,
+        target.language,
+        minb,
+    )
+}
+
+/// The values of a configuration's slots up to `PRE` (all but `MINB`).
+fn config_values(config: &Config) -> Vec<usize> {
+    (0..=PRE).map(|s| config.get::<usize>(s)).collect()
+}
+
+/// Whether every tensor of `layer` has fewer than 2^31 elements (32-bit offsets, `I32`).
+pub fn fits_i32(layer: &Layer) -> bool {
+    let limit = 1usize << 31;
+    layer.nb * layer.c * layer.h * layer.w < limit
+        && layer.ko * layer.npq() < limit
+        && layer.ko * layer.crs() < limit
+}
+
+/// Whether `PRE`'s packed table entry (offset << 8 | r << 4 | s) holds `layer`'s offsets
+/// and taps.
+pub fn fits_packed_offsets(layer: &Layer) -> bool {
+    layer.r <= 16
+        && layer.s <= 16
+        && layer.c * layer.h * layer.w + layer.r * layer.w + layer.s < 1 << 23
 }
 
 /// The space of `layer` on `target` with the constraints of `levels`.
@@ -407,7 +473,8 @@ pub fn hardware_allows(target: &Target, config: &Config) -> bool {
 pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
     let language = target.language;
     let dev = target.device.clone();
-    let (ko, npq, channels) = (layer.ko, layer.npq(), layer.c);
+    let l = *layer;
+    let (ko, npq, channels, crs) = (l.ko, l.npq(), l.c, l.crs());
     let alg = levels >= Levels::Algorithm;
     let soft = levels >= Levels::Software;
     let hw = levels >= Levels::Hardware;
@@ -416,16 +483,31 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         b = b.param(Param::<usize>::values(name, vals));
     }
     let upto = |last: usize| (0..=last).collect::<Vec<usize>>();
+    // What the hardware level reads (the tiles, the gathered pixels and the offset
+    // table): the fewer, the smaller the joint enumeration that builds the space.
+    let mut hardware_reads = upto(PADB);
+    hardware_reads.extend([KORDER, VB, PRE]);
+    let mut tiles = upto(VS);
+    tiles.extend([FLAYOUT, VA, VB]);
     b = b
         .constraint(&upto(NDIM), move |b| {
             !alg || {
-                let v = values(b, NDIM);
+                let v = values(b, &upto(NDIM));
                 v[BM] % v[MDIM] == 0 && (v[BM] * v[BK]) % (v[MDIM] * v[NDIM]) == 0
             }
         })
         .label("algorithm: MDIM divides BM, the filter tile loads evenly")
-        .constraint(&upto(VS), move |b| !alg || algorithm_ok(&values(b, VS)))
-        .label("algorithm: NDIM divides BN, VS divides TM and TN, the input tile loads evenly")
+        .constraint(&tiles.clone(), move |b| {
+            !alg || algorithm_ok(&values(b, &tiles))
+        })
+        .label(
+            "algorithm: NDIM divides BN, VS divides TM and TN, both tiles load evenly in \
+             vectors of VA and VB",
+        )
+        .constraint(&[KORDER, PRE], move |b| {
+            !alg || b.get::<usize>(PRE) == 0 || b.get::<usize>(KORDER) == 0
+        })
+        .label("algorithm: precomputed offsets (PRE=1) only in the filters' order (KORDER=0)")
         .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
         .label("software: BM divides the out channels")
         .constraint(&[BN], move |b| !soft || npq % b.get::<usize>(BN) == 0)
@@ -434,17 +516,45 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
             !soft || b.get::<usize>(KORDER) == 0 || channels % b.get::<usize>(BK) == 0
         })
         .label("software: channels innermost (KORDER=1) only where BK divides the channels")
-        .constraint(&upto(PADB), {
+        .constraint(&[FLAYOUT, VA], move |b| {
+            let wide = b.get::<usize>(VA);
+            // 16-byte aligned vectors: rows of KO (FLAYOUT 1) or of C*R*S (FLAYOUT 0) floats.
+            let row = if b.get::<usize>(FLAYOUT) == 1 {
+                ko
+            } else {
+                crs
+            };
+            !soft || row % wide == 0
+        })
+        .label("software: filter vectors (VA) aligned: VA divides the filter rows")
+        .constraint(&[I32], move |b| {
+            !soft || b.get::<usize>(I32) == 0 || fits_i32(&l)
+        })
+        .label("software: 32-bit offsets (I32=1) only where every tensor has under 2^31 elements")
+        .constraint(&[PRE], move |b| {
+            !soft || b.get::<usize>(PRE) == 0 || fits_packed_offsets(&l)
+        })
+        .label(
+            "software: precomputed offsets (PRE=1) only where they pack in 23 bits and taps in 4",
+        )
+        .constraint(&hardware_reads.clone(), {
             let dev = dev.clone();
-            move |b| !hw || hardware_ok(&values(b, PADB), &dev, language, None)
+            let reads = hardware_reads.clone();
+            move |b| !hw || hardware_ok(&values(b, &reads), crs, &dev, language, None)
         })
         .label("hardware: work-group size, registers, local memory, 2 work-groups per unit");
     if language == Language::Cuda {
-        let mut reads = upto(PADB);
+        let mut reads = hardware_reads.clone();
         reads.push(MINB);
         b = b
             .constraint(&reads, move |b| {
-                !hw || hardware_ok(&values(b, PADB), &dev, language, Some(b.get(MINB)))
+                !hw || hardware_ok(
+                    &values(b, &hardware_reads),
+                    crs,
+                    &dev,
+                    language,
+                    Some(b.get(MINB)),
+                )
             })
             .label("hardware: MINB blocks fit on a multiprocessor");
     }
@@ -505,10 +615,7 @@ impl Study for DnnConv {
             .buffer(BufferArg::from_vec(crsk))
             .buffer(BufferArg::from_vec(krsc))
             .buffer(BufferArg::from_vec(rsck))
-            .local_buffer::<f32>(|c| {
-                let v: Vec<usize> = (0..=PADB).map(|s| c.get::<usize>(s)).collect();
-                derived(&v).local_bytes / 4
-            })
+            .local_buffer::<f32>(move |c| derived(&config_values(c), l.crs()).local_bytes / 4)
             .warmups(1)
             .repetitions(5)
             .compile_time_limit(Duration::from_secs(60))
@@ -522,6 +629,7 @@ impl Study for DnnConv {
             (true, Language::OpenCl) => spec.min_occupancy(2),
         };
         Ok(match self.check {
+            Check::Deferred => spec,
             Check::Host => spec.reference(move |host| {
                 let x = host.buffer::<f32>(1)?;
                 let f = host.buffer::<f32>(2)?;
@@ -547,15 +655,15 @@ impl Study for DnnConv {
     }
 
     fn known_good(&self, _target: &Target, space: &Space) -> Vec<Config> {
-        // The shape of the SGEMM case's best on an H200 (kernels/sgemm.cu, 64 x 128 tiles of
-        // 8 x 8 per work-item), where it fits this layer: channels innermost where they
-        // divide, else in the filters' order.
-        let values = [
+        // The shapes of the SGEMM case's bests on an H100 and H200 (kernels/sgemm.cu: 64 x 128
+        // tiles of 8 x 8 per work-item, float4 loads of both operands; 64 x 256 tiles of
+        // 16 x 8), with 32-bit offsets; then the first with scalar loads and 64-bit
+        // offsets, the kernel as it was before VA, VB and I32, for comparison within the
+        // run. Each where it fits this layer: channels innermost where they divide, else in
+        // the filters' order with the precomputed offsets.
+        let base = [
             ("BM", 64),
-            ("BN", 128),
             ("BK", 16),
-            ("MDIM", 8),
-            ("NDIM", 16),
             ("VS", 4),
             ("DB", 1),
             ("PADA", 4),
@@ -564,19 +672,55 @@ impl Study for DnnConv {
             ("FLAYOUT", 1),
             ("MINB", 2),
         ];
+        let shapes: [[(&str, i64); 7]; 3] = [
+            [
+                ("BN", 128),
+                ("MDIM", 8),
+                ("NDIM", 16),
+                ("VA", 4),
+                ("VB", 4),
+                ("I32", 1),
+                ("PRE", 1),
+            ],
+            [
+                ("BN", 256),
+                ("MDIM", 4),
+                ("NDIM", 32),
+                ("VA", 4),
+                ("VB", 4),
+                ("I32", 1),
+                ("PRE", 1),
+            ],
+            [
+                ("BN", 128),
+                ("MDIM", 8),
+                ("NDIM", 16),
+                ("VA", 1),
+                ("VB", 1),
+                ("I32", 0),
+                ("PRE", 0),
+            ],
+        ];
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
-        [1, 0]
-            .into_iter()
-            .filter_map(|order| {
-                let given = values
-                    .iter()
-                    .copied()
-                    .chain([("KORDER", order)])
-                    .filter(|(n, _)| names.contains(n))
-                    .map(|(n, v)| (n, tune::Value::Int(v)));
-                space.config_from_values(given).ok()
+        shapes
+            .iter()
+            .filter_map(|shape| {
+                [1, 0].into_iter().find_map(|order| {
+                    let given = base
+                        .iter()
+                        .chain(shape.iter())
+                        .copied()
+                        .map(|(n, v)| match n {
+                            // PRE is the filters' order's only.
+                            "PRE" if order == 1 => (n, 0),
+                            _ => (n, v),
+                        })
+                        .chain([("KORDER", order)])
+                        .filter(|(n, _)| names.contains(n))
+                        .map(|(n, v)| (n, tune::Value::Int(v)));
+                    space.config_from_values(given).ok()
+                })
             })
-            .take(1)
             .collect()
     }
 }

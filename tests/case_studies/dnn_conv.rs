@@ -1,0 +1,137 @@
+//! BEAST's convolution kernel (kernels/dnn_conv/) at small layers, validated against the
+//! host convolution: configurations chosen to cover every value of the load and offset
+//! parameters (VA, VB, I32, PRE) together with both reduction orders, both filter layouts,
+//! vector widths, staging and unrolling, a reduction that does not divide into k steps
+//! (zeros past its end) and outputs whose pixels do not group by 4 (scalar stores).
+
+use std::sync::Arc;
+
+use tune::backend::{Backend, KernelEvaluator};
+use tune::{Evaluator, Value};
+
+use super::NO_COMPILE_LIMIT;
+use crate::common::beast::SMALL;
+use crate::common::cases::dnn_conv::{DnnConv, Layer};
+use crate::common::{Study, Target};
+
+/// 7 x 7 outputs (49 pixels per image: no group of 2 or 4 stays in one image) and a
+/// reduction of 72 (BK=16 leaves a tail).
+const ODD: Layer = Layer {
+    name: "odd",
+    nb: 32,
+    c: 8,
+    h: 7,
+    w: 7,
+    ko: 16,
+    r: 3,
+    s: 3,
+    su: 1,
+    sv: 1,
+    ph: 1,
+    pw: 1,
+};
+
+/// The values of combination `i`: each parameter cycles with its own period, so that a
+/// few combinations pair every value of one with several of the others.
+fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
+    let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
+    [
+        ("BM", 16),
+        ("BN", 32),
+        ("BK", pick(&[8, 16], 5)),
+        ("MDIM", 4),
+        ("NDIM", 8),
+        ("VS", pick(&[4, 1, 2], 1)),
+        ("DB", pick(&[1, 0], 3)),
+        ("PADA", pick(&[0, 4], 2)),
+        ("PADB", pick(&[4, 0], 3)),
+        ("UNR", pick(&[1, 0], 4)),
+        ("FLAYOUT", pick(&[1, 0], 2)),
+        ("KORDER", korder),
+        ("VA", pick(&[4, 1], 1)),
+        ("VB", pick(&[4, 2, 1], 2)),
+        ("I32", pick(&[1, 0], 3)),
+        ("PRE", if korder == 0 { pick(&[1, 0], 1) } else { 0 }),
+        ("MINB", 1),
+    ]
+    .into_iter()
+    .map(|(n, v)| (n, Value::Int(v)))
+    .collect()
+}
+
+/// Every combination that is in a small layer's space computes the convolution.
+pub fn dnn_conv_loads_and_offsets_are_right<B: Backend>(backend: Arc<B>) {
+    let target = Target::of(backend.as_ref()).unwrap();
+    let mut seen: Vec<(&str, i64)> = Vec::new();
+    for layer in [SMALL[0], SMALL[1], ODD] {
+        let study = DnnConv::new(layer);
+        let case = study.case(&target).unwrap();
+        let (info, spec) = case.split();
+        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
+        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let mut measured = 0;
+        for korder in [0, 1] {
+            for i in 0..8 {
+                let values = combination(i, korder);
+                let names: Vec<&str> = info.space.params().iter().map(|p| p.name()).collect();
+                let given = values.iter().filter(|(n, _)| names.contains(n)).cloned();
+                let Ok(c) = info.space.config_from_values(given) else {
+                    continue;
+                };
+                match ev
+                    .prepare(&info.space, &c)
+                    .and_then(|p| ev.measure(&info.space, &c, p))
+                {
+                    Ok(_) => {}
+                    // Over a device limit after compiling.
+                    Err(f) if f.is_invalid() => continue,
+                    Err(f) => panic!("{}: {}: {f}", layer.name, info.space.describe(&c)),
+                }
+                measured += 1;
+                for (n, v) in &values {
+                    if let Value::Int(v) = v {
+                        if !seen.contains(&(n, *v)) {
+                            seen.push((n, *v));
+                        }
+                    }
+                }
+            }
+        }
+        assert!(measured >= 4, "{}: {measured} measured", layer.name);
+    }
+    for want in [
+        ("VA", 1),
+        ("VA", 4),
+        ("VB", 1),
+        ("VB", 2),
+        ("VB", 4),
+        ("I32", 0),
+        ("I32", 1),
+        ("PRE", 0),
+        ("PRE", 1),
+        ("KORDER", 0),
+        ("KORDER", 1),
+        ("FLAYOUT", 0),
+        ("FLAYOUT", 1),
+        ("VS", 1),
+        ("VS", 2),
+        ("VS", 4),
+        ("DB", 0),
+        ("BK", 16),
+    ] {
+        assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
+    }
+}
+
+/// `--validate best`: tuned without a reference, the tuned configuration is validated once
+/// against the reference kernel and kept.
+pub fn dnn_conv_validates_the_tuned_configuration_once<B: Backend>(backend: Arc<B>) {
+    let args: Vec<String> = ["--net", "small", "--evals", "3", "--validate", "best"]
+        .iter()
+        .map(|s| s.to_string())
+        .collect();
+    let args = crate::common::beast::Args::parse(&args).unwrap();
+    let t = crate::common::beast::tune_layer(backend, &args, SMALL[2], None).unwrap();
+    assert!(t.valid >= 1 && t.seconds > 0.0, "{t:?}");
+    assert!(t.best.0.iter().any(|(n, _)| n == "VB"), "{t:?}");
+}
