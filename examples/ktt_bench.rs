@@ -197,13 +197,30 @@ impl ktt::OnDevice for Bench {
             println!(
                 "\n## 4. online tuning of the 2D filter, {w}x{h}, {fs}x{fs} filter, {calls} calls"
             );
-            let r = bench::online_conv(device.clone(), w, h, fs, calls, plan.evals, plan.seconds)?;
+            // The goal, full speed within 200 calls, as the online tuner's budget of
+            // exploring calls (`TUNE_ONLINE_CALLS`; 0: none, the tuner's default).
+            let within = match ktt::env_u64("TUNE_ONLINE_CALLS", 200) {
+                0 => None,
+                n => Some(n),
+            };
+            let r = bench::online_conv(
+                device.clone(),
+                w,
+                h,
+                fs,
+                calls,
+                plan.evals,
+                plan.seconds,
+                within,
+            )?;
+            println!("online: settle within {within:?} calls");
             println!("offline best {} : {:.2} us", r.offline, us(r.offline_time));
             println!(
-                "online settled after {:?} calls ({} configurations, {} failed) on {} : {:.2} us ({:.1}% of offline speed)",
+                "online settled after {:?} calls ({} configurations, {} failed; {} calls ran the best so far while the next compiled) on {} : {:.2} us ({:.1}% of offline speed)",
                 r.settled_after,
                 r.evaluations,
                 r.failures,
+                r.fallback_runs,
                 r.settled,
                 us(r.settled_time),
                 100.0 * r.offline_time.as_secs_f64() / r.settled_time.as_secs_f64().max(1e-12)

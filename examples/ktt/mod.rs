@@ -98,6 +98,14 @@ pub fn env_usize(var: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// A non-negative integer from the environment variable `var`, else `default`.
+pub fn env_u64(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A case study as a composition: what to tune, how, and how much data one run moves.
 pub struct Case<B: Backend> {
     /// The tunable's name, as recorded.
