@@ -4,6 +4,8 @@
 use std::fmt;
 use std::time::Duration;
 
+use smallvec::SmallVec;
+
 use super::kernel::Kernel;
 use super::launch::{unknown_buffer, Defaults, Launch, Stored, Table, Tally};
 use super::queue::typed;
@@ -172,9 +174,11 @@ impl<'a, B: Backend> Run<'a, B> {
                 s.len
             )));
         }
-        let mut bytes = Vec::with_capacity(std::mem::size_of_val(data));
+        // Held inline when small (a counter reset before each run): no allocation.
+        let mut bytes: SmallVec<[u8; 64]> = SmallVec::with_capacity(std::mem::size_of_val(data));
         for &v in data {
-            v.extend_bytes(&mut bytes);
+            let (b, n) = v.ne_bytes();
+            bytes.extend_from_slice(&b[..n]);
         }
         if matches!(self.decls.get(id.0).map(|d| &d.role), Some(Role::Input)) {
             self.inputs_dirty = true;
