@@ -11,6 +11,8 @@
 #     git rev-parse --short HEAD > .device-bin/ktt/COMMIT
 # Run on the GPU machine, one part per command (each stays under 10 minutes):
 #   bash benches/gpu/run_ktt.sh tests   # tests/ktt.rs on NVIDIA's OpenCL and CUDA (required)
+#   bash benches/gpu/run_ktt.sh isolated  # the isolated-backend test alone, with the ICD
+#                                         # loader's diagnostics
 #   bash benches/gpu/run_ktt.sh 1       # reduction vs copy bandwidth and cuBLAS sasum (+ part 3)
 #   bash benches/gpu/run_ktt.sh 3       # part 3 alone, with the reduction's best of an earlier
 #                                       # part 1 ($KTT_REDUCTION)
@@ -38,6 +40,14 @@ part() {
       tests)
         TUNE_REQUIRE_CUDA=1 TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 500 "$B/ktt_test" 2>&1 \
           | grep -E "^test |test result|panicked|note:" ;;
+      isolated)
+        # The composition through the isolated backend alone, while this process holds
+        # NVIDIA's OpenCL: the ICD loader's account of the platforms it loads, in both
+        # processes (OCL_ICD_DEBUG), and where it looks for them.
+        echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS-unset} OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES-unset}"
+        ls /etc/OpenCL/vendors/ 2>&1 | tr '\n' ' '; echo
+        TUNE_OPENCL_DEVICE=nvidia CI=1 OCL_ICD_DEBUG=7 timeout 120 "$B/ktt_test" \
+          a_composition_through_the_isolated_backend --exact 2>&1 | grep -v "^$" | tail -25 ;;
       1) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=1,3 TUNE_SECONDS=${KTT_SECONDS:-240} timeout 580 "$B/ktt_bench" ;;
       3) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=3 \
            TUNE_KTT_REDUCTION=${KTT_REDUCTION:-WG=1024,VW=4,UNROLL=2,GPC=16,ATOMICS=true} \
@@ -50,7 +60,7 @@ part() {
         # the online example as an application runs it.
         TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_BENCH_ONLY=1,3 TUNE_SECONDS=${KTT_SECONDS:-150} timeout 300 "$B/ktt_bench"
         TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_FRESH=1 timeout 240 "$B/ktt_online_conv" 4096 4096 7 3000 ;;
-      *) echo "unknown part $p: tests 1 2 3 4 torch opencl" ;;
+      *) echo "unknown part $p: tests isolated 1 2 3 4 torch opencl" ;;
     esac
     header "$p (end)"
   } 2>&1 | tee "$log"
