@@ -310,7 +310,9 @@ impl<P: Clone + Send + 'static> Online<P> {
     ///
     /// The 50 configurations follow from the goal of settling within about 200 calls
     /// (50 x 3, plus the fast rejections of slow ones); 3 calls give a median that one
-    /// outlying call cannot move. Preparation (compilation) takes far longer than a call of
+    /// outlying call cannot move. Where compilations take longer than that many calls, the
+    /// calls that run the best so far meanwhile add up: [`Online::settle_within`] bounds
+    /// the calls themselves. Preparation (compilation) takes far longer than a call of
     /// most kernels, and calls run the best so far meanwhile: the more configurations are
     /// compiled at once, the sooner the search is over. One core is left to the caller.
     pub fn new(name: impl Into<String>) -> Self {
