@@ -33,6 +33,7 @@ mod search {
     use tune::search::{technique_by_name, Technique, TechniqueKind};
     use tune::search::{Annealing, Bandit, Bayes, DiffEvo, Exhaustive, Genetic, Guided};
     use tune::search::{LocalSearch, Mcmc, Phased, Pso, Random, Surrogate, WarmStart};
+    use tune::search::{SourceView, Transfer};
 }
 
 mod abort {
@@ -100,7 +101,7 @@ mod scale {
 }
 
 mod simulate {
-    use tune::simulate::{prior, CacheEntry, Recording, SimulatedEvaluator};
+    use tune::simulate::{prior, source_view, CacheEntry, Recording, SimulatedEvaluator};
 }
 
 mod tuner {
@@ -128,10 +129,12 @@ mod select {
     use tune::select::cross::cross_evaluate;
     use tune::select::features::{components, names, of};
     use tune::select::matrix::{best_in, score};
+    use tune::select::nested;
     use tune::select::report::{Report, Row};
     use tune::select::set::{choose, UNMEASURED};
     use tune::select::{classify, cross, deploy, features, matrix, report, set};
     use tune::select::{evaluate, group_splits, measured, needed, random_split, tune_inputs};
+    use tune::select::{Choice, Nested, Recipe};
     use tune::select::{Classifier, Input, Matrix, Node, Normalisation, Plan, Score};
     use tune::select::{Selector, SetMethod, Split, Stats, TreeLimits};
 }

@@ -53,5 +53,6 @@ python3 "$here/pack.py" pack "$out/kernel_tuner.jsonl" "$here/data/kernel_tuner"
 TUNE_SIM_REPORT_SEEDS="$seeds" bench report "$out/tune.jsonl" "$out/kernel_tuner.jsonl" "$out/report.md"
 bench report "$out/tune.jsonl" "$out/tune-only.md"
 "$here/.venv/bin/python" "$here/score_check.py" traces "$TUNE_SIM_DATA" "$out/tune.jsonl" \
-  "$out/kernel_tuner.jsonl" --csv "$out/score_python.csv" --bagging-seeds 3
+  "$out/kernel_tuner.jsonl" --csv "$out/score_python.csv" --bagging-seeds 3 \
+  --compare "$out/report.md.scores.csv"
 echo "tables in $out; RESULTS.md quotes them" >&2

@@ -30,6 +30,8 @@ mod meta;
 mod report;
 #[path = "simulate/runs.rs"]
 mod runs;
+#[path = "simulate/transfer.rs"]
+mod transfer;
 
 use std::io::Write as _;
 use std::path::{Path, PathBuf};
@@ -129,7 +131,7 @@ fn main() {
             }
         }
         "transfer" => {
-            let md = meta::transfer(&spaces, seeds);
+            let md = transfer::transfer(&spaces, seeds);
             print!("{md}");
             if let Some(p) = out(1) {
                 std::fs::write(&p, md).unwrap();

@@ -259,3 +259,61 @@ fn malformed_files_are_format_errors() {
     let e = Recording::open(format!("{DATA}/no-such-file.json")).unwrap_err();
     assert!(matches!(e, Error::Io { .. }));
 }
+
+#[test]
+fn a_source_view_matches_parameters_by_name_and_keeps_the_fastest_match() {
+    use tune_runtime::simulate::source_view;
+    let target = Recording::from_json(SMALL, "small").unwrap();
+    // The same kernel elsewhere, with `bx` only: 32 at the optimum (1 ms), 128 three
+    // times slower, 64 failed; the target's `mode` is ignored.
+    let other = r#"{
+      "device_name": "Other GPU", "kernel_name": "k",
+      "tune_params_keys": ["bx", "unroll"],
+      "tune_params": {"bx": [32, 64, 128], "unroll": [1, 2]},
+      "cache": {
+        "32,1": {"bx": 32, "unroll": 1, "time": 1.0},
+        "32,2": {"bx": 32, "unroll": 2, "time": 4.0},
+        "64,1": {"bx": 64, "unroll": 1, "time": "RuntimeFailedConfig"},
+        "128,1": {"bx": 128, "unroll": 1, "time": 3.0}
+      }
+    }"#;
+    let source = Recording::from_json(other, "other").unwrap();
+    let view = source_view(&source, &target).unwrap();
+    let space = target.space();
+    for (i, c) in space.iter().enumerate() {
+        let got = view.get(&(i as u128)).copied();
+        match c.get::<i64>(0) {
+            32 => assert_eq!(got, Some(0.0)), // the faster of the two `unroll`s
+            64 => assert_eq!(got, None),      // failed on the source
+            _ => assert!((got.unwrap() - 3f64.ln()).abs() < 1e-12),
+        }
+    }
+    // Nothing in common: no view.
+    let unrelated = r#"{"tune_params_keys": ["z"], "tune_params": {"z": [1]},
+      "cache": {"1": {"z": 1, "time": 1.0}}}"#;
+    let unrelated = Recording::from_json(unrelated, "unrelated").unwrap();
+    assert!(source_view(&unrelated, &target).is_none());
+}
+
+#[test]
+fn a_transfer_starts_from_the_best_of_the_other_recording() {
+    use tune_runtime::search::Transfer;
+    use tune_runtime::simulate::source_view;
+    let target = Recording::from_json(SMALL, "small").unwrap();
+    // On the source, bx = 128 was fastest: the transfer measures it first (one of the
+    // two target configurations with bx = 128 fails; the run covers the whole space).
+    let other = r#"{"tune_params_keys": ["bx"], "tune_params": {"bx": [32, 64, 128]},
+      "cache": {"32": {"bx": 32, "time": 5.0}, "64": {"bx": 64, "time": 9.0},
+                "128": {"bx": 128, "time": 1.0}}}"#;
+    let source = Recording::from_json(other, "other").unwrap();
+    let view = source_view(&source, &target).unwrap();
+    let run = Tuner::new(target.space().clone(), target.evaluator())
+        .technique(Box::new(Transfer::new(vec![view])))
+        .abort(Evaluations(5))
+        .batch(1)
+        .progress(false)
+        .run()
+        .unwrap();
+    let first = target.space().get(run.records[0].index).unwrap();
+    assert_eq!(first.get::<i64>(0), 128);
+}

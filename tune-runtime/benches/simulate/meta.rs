@@ -1,5 +1,4 @@
-//! Hyper-parameters tuned in simulation on training spaces only (cross-validated), and
-//! transfer: warm starts from the recordings of the same kernel on other GPUs.
+//! Hyper-parameters tuned in simulation on training spaces only (cross-validated).
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
@@ -8,8 +7,6 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
-use tune_runtime::search::{Guided, Technique, WarmStart};
-use tune_runtime::simulate::prior;
 
 use super::report::{geomean, stat, Stat};
 use super::runs::{guided, simulate, Candidate, Space, BUDGETS};
@@ -121,142 +118,6 @@ pub fn cross_validated(spaces: &[Space], cpu_seconds: f64, seeds: u64) -> String
         )
         .unwrap();
         eprintln!("meta: {kernel}: {}", cand.name);
-    }
-    md
-}
-
-/// Leave one GPU out on the spaces recorded on several GPUs: the held-out GPU's search
-/// starts from the configurations best on the others (`WarmStart` over `Guided`), against
-/// the same search started cold; fraction of the optimum at 10 and 50 evaluations. The
-/// warm start's diversity (0 to 3 parameters) is chosen by leave-one-target-out
-/// cross-validation over the transfer pairs: each target is scored with the diversity that
-/// did best (mean fraction at 10 and 50) on the other targets.
-pub fn transfer(spaces: &[Space], seeds: u64) -> String {
-    let names = |s: &Space| -> Vec<String> {
-        let mut v: Vec<String> = s
-            .rec
-            .space()
-            .params()
-            .iter()
-            .map(|p| p.name().to_string())
-            .collect();
-        v.sort();
-        v
-    };
-    // (target, sources, prior)
-    let mut pairs = Vec::new();
-    for t in spaces {
-        let sources: Vec<&Space> = spaces
-            .iter()
-            .filter(|s| {
-                s.name != t.name && s.kernel == t.kernel && s.gpu != t.gpu && names(s) == names(t)
-            })
-            .collect();
-        if sources.is_empty() {
-            continue;
-        }
-        let recs: Vec<_> = sources.iter().map(|s| s.rec.clone()).collect();
-        let ranked = prior(&recs, &t.rec);
-        pairs.push((t, sources, ranked));
-    }
-    const DIVERSITY: [usize; 4] = [0, 1, 2, 3];
-    // results[pair][diversity or cold][budget]
-    let run = |t: &Space, ranked: &[tune_runtime::Config], warm: Option<usize>, b: usize| -> Stat {
-        let opt = t.rec.true_best().map_or(0.0, |x| x.1);
-        let v: Vec<f64> = (0..seeds)
-            .into_par_iter()
-            .map(|seed| {
-                let inner: Box<dyn Technique> = Box::new(Guided::new());
-                let tech: Box<dyn Technique> = match warm {
-                    Some(d) => Box::new(WarmStart::new(inner, ranked.to_vec()).diversity(d)),
-                    None => inner,
-                };
-                let r = simulate(t, tech, seed, b, Vec::new());
-                r.trace().best_after(b).map_or(0.0, |x| (opt / x).min(1.0))
-            })
-            .collect();
-        stat(&v)
-    };
-    let results: Vec<Vec<[Stat; 2]>> = pairs
-        .iter()
-        .map(|(t, _, ranked)| {
-            DIVERSITY
-                .iter()
-                .map(|&d| Some(d))
-                .chain([None])
-                .map(|w| [run(t, ranked, w, 10), run(t, ranked, w, 50)])
-                .collect()
-        })
-        .collect();
-    let mut md = String::from(
-        "| held-out space | sources | diversity chosen on the others | warm 10 | warm 50 | cold 10 | cold 50 |\n|---|---|---|---|---|---|---|\n",
-    );
-    let (mut warm_all, mut cold_all): ([Vec<Stat>; 2], [Vec<Stat>; 2]) = Default::default();
-    for (p, (t, sources, _)) in pairs.iter().enumerate() {
-        let pick = (0..DIVERSITY.len())
-            .max_by(|&a, &b| {
-                let score = |d: usize| -> f64 {
-                    (0..pairs.len())
-                        .filter(|&q| q != p)
-                        .map(|q| results[q][d][0].mean + results[q][d][1].mean)
-                        .sum()
-                };
-                score(a).total_cmp(&score(b)).then(b.cmp(&a))
-            })
-            .unwrap_or(0);
-        let w = results[p][pick];
-        let c = results[p][DIVERSITY.len()];
-        let src: Vec<&str> = sources.iter().map(|s| s.gpu.as_str()).collect();
-        writeln!(
-            md,
-            "| {} ({}) | {} | {} | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3} ± {:.3} |",
-            t.name,
-            t.gpu,
-            src.join(", "),
-            DIVERSITY[pick],
-            w[0].mean,
-            w[0].se,
-            w[1].mean,
-            w[1].se,
-            c[0].mean,
-            c[0].se,
-            c[1].mean,
-            c[1].se
-        )
-        .unwrap();
-        for k in 0..2 {
-            warm_all[k].push(w[k]);
-            cold_all[k].push(c[k]);
-        }
-    }
-    if !warm_all[0].is_empty() {
-        let g = |v: &[Stat]| geomean(v);
-        let (w0, w1, c0, c1) = (
-            g(&warm_all[0]),
-            g(&warm_all[1]),
-            g(&cold_all[0]),
-            g(&cold_all[1]),
-        );
-        writeln!(
-            md,
-            "| geometric mean | | | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3} ± {:.3} | {:.3} ± {:.3} |",
-            w0.mean, w0.se, w1.mean, w1.se, c0.mean, c0.se, c1.mean, c1.se
-        )
-        .unwrap();
-    }
-    md.push_str("\nEvery diversity, per target (warm 10 / warm 50):\n\n| target |");
-    for d in DIVERSITY {
-        write!(md, " d={d} |").unwrap();
-    }
-    md.push_str("\n|---|");
-    md.push_str(&"---|".repeat(DIVERSITY.len()));
-    md.push('\n');
-    for (p, (t, _, _)) in pairs.iter().enumerate() {
-        write!(md, "| {} |", t.name).unwrap();
-        for r in results[p].iter().take(DIVERSITY.len()) {
-            write!(md, " {:.3} / {:.3} |", r[0].mean, r[1].mean).unwrap();
-        }
-        md.push('\n');
     }
     md
 }

@@ -77,7 +77,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 11] = [
+pub const VARIANTS: [&str; 12] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -89,6 +89,7 @@ pub const VARIANTS: [&str; 11] = [
     "surrogate>bandit(1.0,100)",
     "surrogate[xi=0.05]>bandit(1.0,100)",
     "surrogate>bandit(0.5,200)",
+    "surrogate[init=10;spread=2]>bandit(1.0,100)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -263,6 +264,7 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "init" => t.initial(x as usize),
             "xi" => t.margin(x),
             "exploit" => t.exploit(x),
+            "spread" => t.batch_spread(x as usize),
             _ => return None,
         };
     }

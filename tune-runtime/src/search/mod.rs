@@ -12,7 +12,8 @@
 //! simulated annealing and the model-guided local search [`Guided`].
 //! `bench/simulate/RESULTS.md` compares every technique with Kernel Tuner's strategies on
 //! recorded spaces. Techniques may plan with the budget
-//! ([`Technique::budget`]); [`Phased`] and [`WarmStart`] combine techniques. [`Bayes`] suits expensive evaluations
+//! ([`Technique::budget`]); [`Phased`] and [`WarmStart`] combine techniques; [`Transfer`]
+//! starts from recordings of the kernel on other devices. [`Bayes`] suits expensive evaluations
 //! (each of its steps costs milliseconds).
 //!
 //! Every technique is seeded by [`Technique::init`]: the same seed and the same answers give
@@ -104,6 +105,7 @@ mod phased;
 mod pso;
 mod random;
 mod surrogate;
+mod transfer;
 mod util;
 mod warm;
 
@@ -123,6 +125,7 @@ pub use phased::Phased;
 pub use pso::Pso;
 pub use random::Random;
 pub use surrogate::Surrogate;
+pub use transfer::{SourceView, Transfer};
 pub use warm::WarmStart;
 
 use crate::space::Space;

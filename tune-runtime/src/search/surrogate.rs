@@ -1,7 +1,8 @@
 //! Model-based search with a random-forest surrogate (in the manner of SMAC), built for
 //! discrete, constrained spaces with failures.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
+use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
@@ -58,6 +59,10 @@ pub struct Surrogate {
     /// Features of every configuration, for small spaces.
     all: Vec<Vec<f64>>,
     asked: usize,
+    /// An extra feature from outside the run (what other devices' recordings say about
+    /// each configuration) and its value where it says nothing.
+    prior: Option<(Arc<HashMap<u128, f64>>, f64)>,
+    spread: usize,
 }
 
 impl Default for Surrogate {
@@ -95,12 +100,33 @@ impl Surrogate {
             log: Vec::new(),
             all: Vec::new(),
             asked: 0,
+            prior: None,
+            spread: 0,
         }
     }
-    /// Configurations of the space-filling start design (default: from the budget).
+    /// The proposals of one batch differ pairwise in at least this many parameters where
+    /// the model's ranking allows (default 0: the batch is simply the best by the
+    /// acquisition, often neighbours of each other when the forest is flat there).
+    #[must_use]
+    pub fn batch_spread(mut self, parameters: usize) -> Self {
+        self.spread = parameters;
+        self
+    }
+    /// Configurations of the space-filling start design (default: from the budget; 0 when
+    /// another technique supplies the start, as [`super::Transfer`] does).
     #[must_use]
     pub fn initial(mut self, n: usize) -> Self {
-        self.initial = Some(n.max(1));
+        self.initial = Some(n);
+        self
+    }
+    /// One more feature per configuration, by index: a score from outside the run, such
+    /// as the configuration's distance from the optimum on other devices
+    /// ([`super::Transfer`]); `missing` where `scores` has none. The forest uses it only as
+    /// far as the measured costs follow it, so a prior that does not fit the device is
+    /// outweighed as measurements arrive.
+    #[must_use]
+    pub fn prior_feature(mut self, scores: Arc<HashMap<u128, f64>>, missing: f64) -> Self {
+        self.prior = Some((scores, missing));
         self
     }
     /// Trees in the forest.
@@ -163,13 +189,25 @@ impl Surrogate {
     fn features_of(&self, space: &Space, index: u128) -> Option<Vec<f64>> {
         match self.all.get(usize::try_from(index).ok()?) {
             Some(f) => Some(f.clone()),
-            None => space.get(index).map(|c| self.features(space, &c)),
+            None => space
+                .get(index)
+                .map(|c| self.with_prior(index, self.features(space, &c))),
         }
+    }
+
+    fn with_prior(&self, index: u128, mut f: Vec<f64>) -> Vec<f64> {
+        if let Some((scores, missing)) = &self.prior {
+            f.push(scores.get(&index).copied().unwrap_or(*missing));
+        }
+        f
     }
 
     /// Space-filling start: greedy max-min distance among random valid configurations.
     fn plan_design(&mut self, space: &Space) {
         let n = self.start_size();
+        if n == 0 {
+            return;
+        }
         let mut pool: Vec<(u128, Vec<f64>)> = Vec::new();
         let mut seen = HashSet::new();
         for _ in 0..(30 * n).max(60) {
@@ -368,7 +406,34 @@ impl Surrogate {
         // Ties (common: flat regions of the forest) broken at random.
         scored.shuffle(&mut self.rng);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
-        scored.into_iter().take(n).map(|s| s.1).collect()
+        if self.spread == 0 || n < 2 {
+            return scored.into_iter().take(n).map(|s| s.1).collect();
+        }
+        // Spread the batch; where too few are far enough apart, the next best fill it.
+        let mut out: Vec<u128> = Vec::with_capacity(n);
+        let mut raws: Vec<Vec<u64>> = Vec::with_capacity(n);
+        for &(_, i) in &scored {
+            if out.len() >= n {
+                break;
+            }
+            let Some(cfg) = space.get(i) else { continue };
+            let far = raws
+                .iter()
+                .all(|r| r.iter().zip(cfg.raw()).filter(|(a, b)| a != b).count() >= self.spread);
+            if far {
+                out.push(i);
+                raws.push(cfg.raw().to_vec());
+            }
+        }
+        for &(_, i) in &scored {
+            if out.len() >= n {
+                break;
+            }
+            if !out.contains(&i) {
+                out.push(i);
+            }
+        }
+        out
     }
 }
 
@@ -406,7 +471,11 @@ impl Technique for Surrogate {
             })
             .collect();
         self.all = if space.len() <= self.exhaustive {
-            space.iter().map(|c| self.features(space, &c)).collect()
+            space
+                .iter()
+                .enumerate()
+                .map(|(i, c)| self.with_prior(i as u128, self.features(space, &c)))
+                .collect()
         } else {
             Vec::new()
         };
@@ -546,6 +615,34 @@ mod tests {
         let c = run(Surrogate::new(), &space, 12, 30, 2);
         assert_eq!(a, b);
         assert_ne!(a, c);
+    }
+
+    #[test]
+    fn a_spread_batch_holds_no_two_neighbours() {
+        let space = space();
+        let mut t = Surrogate::new().initial(6).batch_spread(2);
+        t.budget(60);
+        t.init(&space, 5);
+        for i in t.ask(&space, 6) {
+            t.tell(&space, i, cost(&space, i));
+        }
+        for _ in 0..5 {
+            let batch = t.ask(&space, 3);
+            assert_eq!(batch.len(), 3);
+            let raws: Vec<Vec<u64>> = batch
+                .iter()
+                .map(|&i| space.get(i).unwrap().raw().to_vec())
+                .collect();
+            for (x, a) in raws.iter().enumerate() {
+                for b in &raws[x + 1..] {
+                    let differ = a.iter().zip(b).filter(|(p, q)| p != q).count();
+                    assert!(differ >= 2, "{a:?} and {b:?} in one batch");
+                }
+            }
+            for i in batch {
+                t.tell(&space, i, cost(&space, i));
+            }
+        }
     }
 
     #[test]

@@ -625,3 +625,56 @@ pub fn prior(sources: &[Recording], target: &Recording) -> Vec<Config> {
     ranked.sort_by(|a, b| b.0.total_cmp(&a.0));
     ranked.into_iter().map(|r| r.1).collect()
 }
+
+/// What `source` (a recording of the same kernel on another device or input) says about
+/// each configuration of `target`'s space, for [`crate::search::Transfer`]:
+/// `ln(time / source optimum)` by target index. Parameters are matched by name and value
+/// as written; a target parameter the source lacks is ignored, and where several source
+/// configurations match one target configuration (the source has parameters the target
+/// lacks) the fastest counts. Target configurations the source has no time for are left
+/// out. `None` when the two share no parameter or nothing succeeded on the source.
+pub fn source_view(source: &Recording, target: &Recording) -> Option<crate::search::SourceView> {
+    let opt = source.true_best()?.1;
+    if opt <= 0.0 {
+        return None;
+    }
+    let sp = source.space().params();
+    let tp = target.space().params();
+    // Target slot -> source slot, for the parameters both have.
+    let shared: Vec<(usize, usize)> = tp
+        .iter()
+        .enumerate()
+        .filter_map(|(t, p)| sp.iter().position(|q| q.name() == p.name()).map(|s| (t, s)))
+        .collect();
+    if shared.is_empty() {
+        return None;
+    }
+    let mut best: HashMap<Vec<String>, f64> = HashMap::new();
+    for (i, c) in source.space().iter().enumerate() {
+        let Some(Ok(t)) = source.record(i as u128).map(|r| r.time.as_ref()) else {
+            continue;
+        };
+        let Some(key) = shared
+            .iter()
+            .map(|&(_, s)| source.label(&c, s))
+            .collect::<Option<Vec<_>>>()
+        else {
+            continue;
+        };
+        let gap = (t / opt).max(1.0).ln();
+        best.entry(key)
+            .and_modify(|g| *g = g.min(gap))
+            .or_insert(gap);
+    }
+    let mut view = HashMap::new();
+    for (i, c) in target.space().iter().enumerate() {
+        let key = shared
+            .iter()
+            .map(|&(t, _)| target.label(&c, t))
+            .collect::<Option<Vec<_>>>();
+        if let Some(&g) = key.and_then(|k| best.get(&k)) {
+            view.insert(i as u128, g);
+        }
+    }
+    Some(view)
+}

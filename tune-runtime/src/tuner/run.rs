@@ -8,11 +8,12 @@ use std::time::{Duration, Instant};
 
 use super::bar::Bar;
 use super::finish::{self, Finish};
+use super::polish::Polish;
 use super::pool::{prepare, Pool, Prepared, Wait};
 use super::spread;
 use super::state::{Outcome, State};
 use super::{Tuner, TuningResult};
-use crate::abort::{AbortCondition, WholeSpace};
+use crate::abort::{AbortCondition, Evaluations, WholeSpace};
 use crate::error::panic_message;
 use crate::evaluate::{Evaluator, Failure};
 use crate::measure::admit;
@@ -101,6 +102,7 @@ impl<E: Evaluator> Tuner<E> {
             database,
             policy,
             remeasure,
+            polish,
             mut baselines,
             fingerprint,
         } = self;
@@ -196,6 +198,20 @@ impl<E: Evaluator> Tuner<E> {
                     pool.as_ref(),
                     batch,
                 )?;
+                if polish > 0 {
+                    let mut climb = Polish::new(state.memo.iter().map(|(&i, &c)| (i, c)));
+                    let until = Evaluations(state.progress.evaluations.saturating_add(polish));
+                    let waited = search(
+                        &mut state,
+                        &evaluator,
+                        &space,
+                        &mut climb,
+                        &until,
+                        pool.as_ref(),
+                        batch,
+                    )?;
+                    state.waited += waited;
+                }
             }
             state.bar.finish(&state.progress);
             finish::remeasure(

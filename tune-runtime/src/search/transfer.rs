@@ -1,0 +1,342 @@
+//! Transfer: a search that starts from what recordings of the same kernel on other devices
+//! (or other inputs) say about the space, for short runs on a new device.
+
+use std::collections::HashMap;
+use std::sync::Arc;
+
+use super::{Surrogate, Technique};
+use crate::space::Space;
+
+/// What one source (a recording of the kernel elsewhere) says about the configurations of
+/// the target space: `ln(time / the source's optimum)` by target index, 0 at the source's
+/// optimum. Failures and configurations the source lacks are absent.
+/// [`crate::simulate::source_view`] builds one from a recording.
+pub type SourceView = HashMap<u128, f64>;
+
+/// How far from a source's optimum a configuration counts when the source has no time for
+/// it (a failure, or not recorded): a hundredth of the optimum, as [`crate::simulate::prior`].
+const MISSING: f64 = 4.605_170_185_988_091; // ln(100)
+
+/// Transfer from other devices: first the configurations that were near-best on the
+/// sources, spread out, then a random-forest model ([`Surrogate`]) of the target.
+///
+/// - **Prior**: per configuration, the mean over sources of `ln(time / optimum)` on that
+///   source (the geometric mean of the fraction of each source's optimum, as a cost;
+///   capped at a hundredth of it). Normalising per source makes fast and slow devices
+///   count alike.
+/// - **Start** (a tenth of the budget, at least 5 and at most 10, as [`super::WarmStart`]):
+///   round-robin over the consensus ranking and each source's own ranking, each time the
+///   best configuration of that ranking not chosen yet that differs from every chosen one
+///   in at least `diversity` parameters (default 3). So each source's near-best region is
+///   covered (the devices disagree most at the top of their rankings), and several
+///   regions of one source rather than one.
+/// - **Model**: then [`Surrogate`] (expected improvement over the log cost), by default
+///   after its own space-filling design, so that it also sees the space beyond the
+///   sources' favourites (a device can differ from all of them). With
+///   [`Transfer::prior_feature`] the model also has the prior as a feature, leaning on it
+///   only as far as the target's measurements follow it; in leave-one-GPU-out simulation
+///   that did not help, so it is off by default.
+///
+/// The defaults were chosen by leave-one-GPU-out cross-validation on recorded spaces
+/// (`bench/simulate/RESULTS.md`, "Transfer"). Without sources it is [`Surrogate`] alone.
+pub struct Transfer {
+    sources: Vec<Arc<SourceView>>,
+    diversity: usize,
+    min: usize,
+    max: usize,
+    budget: Option<u64>,
+    model: Surrogate,
+    queue: Vec<u128>,
+    prior_feature: bool,
+    space_filling: bool,
+}
+
+impl std::fmt::Debug for Transfer {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Transfer")
+            .field("sources", &self.sources.len())
+            .field("diversity", &self.diversity)
+            .finish()
+    }
+}
+
+impl Transfer {
+    /// A transfer from `sources` (one view per other recording) with the defaults chosen by
+    /// leave-one-GPU-out cross-validation: diversity 3, the model's own space-filling
+    /// design, no prior feature.
+    pub fn new(sources: Vec<SourceView>) -> Self {
+        Transfer {
+            sources: sources.into_iter().map(Arc::new).collect(),
+            diversity: 3,
+            min: 5,
+            max: 10,
+            budget: None,
+            model: Surrogate::new(),
+            queue: Vec::new(),
+            prior_feature: false,
+            space_filling: true,
+        }
+    }
+    /// Whether the model has the sources' verdict as a feature (default: no; it did not
+    /// help in leave-one-GPU-out simulation, see `bench/simulate/RESULTS.md`).
+    #[must_use]
+    pub fn prior_feature(mut self, on: bool) -> Self {
+        self.prior_feature = on;
+        self
+    }
+    /// Whether the model also measures its own space-filling start design (its default
+    /// size for the budget) after the sources' start, so that it sees the space beyond the
+    /// sources' favourites (default: yes).
+    #[must_use]
+    pub fn space_filling(mut self, on: bool) -> Self {
+        self.space_filling = on;
+        self
+    }
+    /// Each start configuration differs from every earlier one in at least this many
+    /// parameters (0: simply the best of each ranking in turn).
+    #[must_use]
+    pub fn diversity(mut self, parameters: usize) -> Self {
+        self.diversity = parameters;
+        self
+    }
+    /// Bounds on the number of start configurations taken from the sources.
+    #[must_use]
+    pub fn tries(mut self, min: usize, max: usize) -> Self {
+        self.min = min;
+        self.max = max.max(min);
+        self
+    }
+
+    /// The prior cost of every configuration some source knows: the mean over sources of
+    /// its capped distance from that source's optimum.
+    fn consensus(&self) -> HashMap<u128, f64> {
+        let mut sum: HashMap<u128, f64> = HashMap::new();
+        for s in &self.sources {
+            for &i in s.keys() {
+                sum.entry(i).or_insert(0.0);
+            }
+        }
+        let n = self.sources.len() as f64;
+        for (i, v) in sum.iter_mut() {
+            *v = self
+                .sources
+                .iter()
+                .map(|s| s.get(i).map_or(MISSING, |g| g.clamp(0.0, MISSING)))
+                .sum::<f64>()
+                / n;
+        }
+        sum
+    }
+
+    /// The start: round-robin over the rankings, best first, spread by `diversity`.
+    fn plan_start(&self, space: &Space, consensus: &HashMap<u128, f64>, n: usize) -> Vec<u128> {
+        let ranked = |m: &HashMap<u128, f64>| -> Vec<u128> {
+            let mut v: Vec<(u128, f64)> = m.iter().map(|(&i, &g)| (i, g)).collect();
+            v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            v.into_iter()
+                .map(|x| x.0)
+                .filter(|&i| i < space.len())
+                .collect()
+        };
+        let mut lists = vec![ranked(consensus)];
+        if self.sources.len() > 1 {
+            lists.extend(self.sources.iter().map(|s| ranked(s)));
+        }
+        let mut cursor = vec![0usize; lists.len()];
+        let mut chosen: Vec<(u128, Vec<u64>)> = Vec::new();
+        while chosen.len() < n {
+            let mut progressed = false;
+            for (l, list) in lists.iter().enumerate() {
+                if chosen.len() >= n {
+                    break;
+                }
+                while let Some(&i) = list.get(cursor[l]) {
+                    cursor[l] += 1;
+                    let Some(cfg) = space.get(i) else { continue };
+                    let differs = |(j, raw): &(u128, Vec<u64>)| {
+                        *j != i
+                            && raw.iter().zip(cfg.raw()).filter(|(a, b)| a != b).count()
+                                >= self.diversity
+                    };
+                    if chosen.iter().all(differs) {
+                        chosen.push((i, cfg.raw().to_vec()));
+                        progressed = true;
+                        break;
+                    }
+                }
+            }
+            if !progressed {
+                break;
+            }
+        }
+        chosen.into_iter().map(|c| c.0).collect()
+    }
+}
+
+impl Technique for Transfer {
+    fn name(&self) -> &str {
+        "transfer"
+    }
+    fn budget(&mut self, evaluations: u64) {
+        self.budget = Some(evaluations);
+    }
+    fn init(&mut self, space: &Space, seed: u64) {
+        let mut model = Surrogate::new();
+        self.queue.clear();
+        if !self.sources.is_empty() {
+            let consensus = self.consensus();
+            let n = self
+                .budget
+                .map_or(self.max, |b| (b as usize / 10).clamp(self.min, self.max));
+            self.queue = self.plan_start(space, &consensus, n);
+            self.queue.reverse();
+            if !self.space_filling {
+                model = model.initial(0);
+            }
+            if self.prior_feature {
+                model = model.prior_feature(Arc::new(consensus), MISSING);
+            }
+        }
+        if let Some(b) = self.budget {
+            model.budget(b);
+        }
+        model.init(space, seed);
+        self.model = model;
+    }
+    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
+        let mut out = Vec::with_capacity(n);
+        while out.len() < n {
+            match self.queue.pop() {
+                Some(i) => out.push(i),
+                None => break,
+            }
+        }
+        if out.len() < n {
+            // The model has not been told of this batch's start configurations yet.
+            for i in self.model.ask(space, n - out.len()) {
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+        }
+        out
+    }
+    fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
+        self.model.tell(space, index, cost);
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use crate::param::Param;
+    use crate::space::SpaceBuilder;
+
+    fn space() -> Space {
+        SpaceBuilder::new()
+            .param(Param::<u32>::range("A", 0..10))
+            .param(Param::<u32>::range("B", 0..10))
+            .param(Param::<u32>::range("C", 0..4))
+            .build()
+            .unwrap()
+    }
+
+    /// A source whose optimum is at (a, b, c), distance growing with each parameter's gap.
+    fn source(s: &Space, at: [u32; 3]) -> SourceView {
+        s.iter()
+            .enumerate()
+            .map(|(i, c)| {
+                let d: f64 = (0..3)
+                    .map(|k| (c.get::<u32>(k) as f64 - at[k] as f64).abs())
+                    .sum();
+                (i as u128, 0.1 * d)
+            })
+            .collect()
+    }
+
+    fn drive(t: &mut Transfer, s: &Space, budget: usize, cost: impl Fn(u128) -> f64) -> Vec<u128> {
+        t.budget(budget as u64);
+        t.init(s, 1);
+        let mut out = Vec::new();
+        while out.len() < budget {
+            let ask = t.ask(s, 2.min(budget - out.len()));
+            if ask.is_empty() {
+                break;
+            }
+            for i in ask {
+                t.tell(s, i, Some(cost(i)));
+                out.push(i);
+            }
+        }
+        out
+    }
+
+    #[test]
+    fn the_start_covers_the_best_of_every_source() {
+        let s = space();
+        let at = |v: [u32; 3]| {
+            s.iter()
+                .position(|c| (0..3).all(|k| c.get::<u32>(k) == v[k]))
+                .map(|p| p as u128)
+        };
+        let (a, b) = (at([2, 2, 0]), at([8, 7, 3]));
+        let mut t = Transfer::new(vec![source(&s, [2, 2, 0]), source(&s, [8, 7, 3])]).diversity(0);
+        let asked = drive(&mut t, &s, 50, |_| 1.0);
+        // Five from the sources: both optima among them, then the model.
+        assert!(asked[..5].contains(&a.unwrap()), "{asked:?}");
+        assert!(asked[..5].contains(&b.unwrap()), "{asked:?}");
+        let distinct: std::collections::HashSet<_> = asked.iter().collect();
+        assert_eq!(distinct.len(), 50, "a configuration proposed twice");
+    }
+
+    #[test]
+    fn a_start_from_one_source_is_spread_by_the_diversity() {
+        let s = space();
+        let mut t = Transfer::new(vec![source(&s, [5, 5, 1])]).diversity(2);
+        let asked = drive(&mut t, &s, 50, |_| 1.0);
+        let raws: Vec<Vec<u64>> = asked[..5]
+            .iter()
+            .map(|&i| s.get(i).unwrap().raw().to_vec())
+            .collect();
+        for (x, a) in raws.iter().enumerate() {
+            for b in &raws[x + 1..] {
+                let differ = a.iter().zip(b).filter(|(p, q)| p != q).count();
+                assert!(differ >= 2, "{a:?} and {b:?}");
+            }
+        }
+    }
+
+    #[test]
+    fn a_misleading_source_is_outweighed_by_the_measurements() {
+        // The source puts the optimum at (0, 0, 0); on the target it is at (9, 9, 3).
+        let s = space();
+        let cost = |i: u128| {
+            let c = s.get(i).unwrap();
+            1.0 + (9.0 - c.get::<u32>(0) as f64)
+                + (9.0 - c.get::<u32>(1) as f64)
+                + (3.0 - c.get::<u32>(2) as f64)
+        };
+        for feature in [false, true] {
+            let mut t = Transfer::new(vec![source(&s, [0, 0, 0])]).prior_feature(feature);
+            let asked = drive(&mut t, &s, 60, cost);
+            let best = asked.iter().map(|&i| cost(i)).fold(f64::INFINITY, f64::min);
+            assert!(
+                best <= 3.0,
+                "prior feature {feature}: best {best} after 60 of 400"
+            );
+        }
+    }
+
+    #[test]
+    fn without_sources_it_is_the_surrogate() {
+        let s = space();
+        let mut a = Transfer::new(Vec::new());
+        let mut b = Surrogate::new();
+        a.budget(30);
+        b.budget(30);
+        a.init(&s, 4);
+        b.init(&s, 4);
+        assert_eq!(a.ask(&s, 5), b.ask(&s, 5));
+    }
+}
