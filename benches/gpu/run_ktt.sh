@@ -47,7 +47,13 @@ part() {
         echo "OCL_ICD_VENDORS=${OCL_ICD_VENDORS-unset} OCL_ICD_FILENAMES=${OCL_ICD_FILENAMES-unset}"
         ls /etc/OpenCL/vendors/ 2>&1 | tr '\n' ' '; echo
         TUNE_OPENCL_DEVICE=nvidia CI=1 OCL_ICD_DEBUG=7 timeout 120 "$B/ktt_test" \
-          a_composition_through_the_isolated_backend --exact 2>&1 | grep -v "^$" | tail -25 ;;
+          a_composition_through_the_isolated_backend --exact 2>&1 | grep -v "^$" | tail -25
+        # PoCL sets HWLOC_PLUGINS_PATH=/dev/null in the process that loads it, and a worker
+        # inherits it: does NVIDIA's OpenCL open with it set? (No part runs: the header
+        # names the device, or the error says why not.)
+        echo "NVIDIA's OpenCL with HWLOC_PLUGINS_PATH=/dev/null:"
+        HWLOC_PLUGINS_PATH=/dev/null TUNE_BACKEND=opencl TUNE_OPENCL_DEVICE=nvidia TUNE_BENCH_ONLY=0 \
+          timeout 60 "$B/ktt_bench" 2>&1 | head -3 ;;
       1) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=1,3 TUNE_SECONDS=${KTT_SECONDS:-240} timeout 580 "$B/ktt_bench" ;;
       3) TUNE_BACKEND=cuda TUNE_BENCH_ONLY=3 \
            TUNE_KTT_REDUCTION=${KTT_REDUCTION:-WG=1024,VW=4,UNROLL=2,GPC=16,ATOMICS=true} \
