@@ -5,6 +5,7 @@ use criterion::criterion_main;
 mod benchmarks;
 
 criterion_main!(
+    benchmarks::composition_overhead::benches,
     benchmarks::engine_overhead::benches,
     benchmarks::dispatch::benches,
     benchmarks::select::benches

@@ -18,7 +18,10 @@
 //! `cargo run --release --features cuda --example ktt_bench` (CUDA; `TUNE_BACKEND=opencl`
 //! with `--features opencl` runs the OpenCL kernels). `TUNE_BENCH_ONLY=1,3` runs some parts;
 //! `TUNE_KTT_QUICK=1` uses small sizes and budgets (a CPU OpenCL device such as PoCL);
-//! `TUNE_EVALS` / `TUNE_SECONDS` set the tuning budgets.
+//! `TUNE_EVALS` / `TUNE_SECONDS` set the tuning budgets. Part 3 without part 1 runs the
+//! configuration `TUNE_KTT_REDUCTION` names (e.g. `WG=1024,VW=4,UNROLL=2,GPC=16,ATOMICS=true`);
+//! part 4 settles within `TUNE_ONLINE_CALLS` calls (default 200, the goal; 0: no
+//! limit).
 mod ktt;
 
 use std::sync::Arc;
@@ -155,7 +158,13 @@ impl ktt::OnDevice for Bench {
         if plan.parts.contains(&3) {
             println!("\n## 3. composition machinery against hand-written host code (reduction of {n} floats)");
             let (case, _) = ktt::reduction::case::<B>(device.device(), n)?;
-            let config = tuned_reduction.unwrap_or(case.default);
+            // Part 1's best, else `TUNE_KTT_REDUCTION` (`WG=1024,VW=4,..`: a best found
+            // before), else the default.
+            let config = match (tuned_reduction, std::env::var("TUNE_KTT_REDUCTION")) {
+                (Some(c), _) => c,
+                (None, Ok(v)) => ktt::config_from_text(&case.space, &v)?,
+                (None, Err(_)) => case.default,
+            };
             let (rounds, block) = if plan.quick { (10, 50) } else { (10, 200) };
             let o = bench::overhead(device.clone(), n, &config, rounds, block)?;
             println!("configuration {}", case.space.describe(&config));
@@ -197,13 +206,30 @@ impl ktt::OnDevice for Bench {
             println!(
                 "\n## 4. online tuning of the 2D filter, {w}x{h}, {fs}x{fs} filter, {calls} calls"
             );
-            let r = bench::online_conv(device.clone(), w, h, fs, calls, plan.evals, plan.seconds)?;
+            // The goal, full speed within 200 calls, as the online tuner's budget of
+            // exploring calls (`TUNE_ONLINE_CALLS`; 0: none, the tuner's default).
+            let within = match ktt::env_u64("TUNE_ONLINE_CALLS", 200) {
+                0 => None,
+                n => Some(n),
+            };
+            let r = bench::online_conv(
+                device.clone(),
+                w,
+                h,
+                fs,
+                calls,
+                plan.evals,
+                plan.seconds,
+                within,
+            )?;
+            println!("online: settle within {within:?} calls");
             println!("offline best {} : {:.2} us", r.offline, us(r.offline_time));
             println!(
-                "online settled after {:?} calls ({} configurations, {} failed) on {} : {:.2} us ({:.1}% of offline speed)",
+                "online settled after {:?} calls ({} configurations, {} failed; {} calls ran the best so far while the next compiled) on {} : {:.2} us ({:.1}% of offline speed)",
                 r.settled_after,
                 r.evaluations,
                 r.failures,
+                r.fallback_runs,
                 r.settled,
                 us(r.settled_time),
                 100.0 * r.offline_time.as_secs_f64() / r.settled_time.as_secs_f64().max(1e-12)

@@ -231,6 +231,26 @@ __kernel void scale(const int n, const __global float* x, __global float* y) {
         assert_ne!(ev.backend().worker_pid(), Some(std::process::id()));
     }
 
+    /// A worker inherits no descriptor of its parent but the standard streams: what a device
+    /// driver of the parent opened without close-on-exec stays in the parent.
+    fn a_worker_inherits_no_descriptor_of_its_parent(query: String) {
+        use std::os::fd::AsRawFd;
+        let path = std::env::temp_dir().join(format!("tune-inherit-{}", std::process::id()));
+        let f = std::fs::File::create(&path).unwrap();
+        // Opened as a driver may open its device files: without close-on-exec.
+        // SAFETY: `f` is an open descriptor of this process.
+        assert_eq!(unsafe { libc::fcntl(f.as_raw_fd(), libc::F_SETFD, 0) }, 0);
+        let dev = fresh(&query);
+        let pid = dev.worker_pid().unwrap();
+        let held: Vec<_> = std::fs::read_dir(format!("/proc/{pid}/fd"))
+            .unwrap()
+            .filter_map(|e| std::fs::read_link(e.ok()?.path()).ok())
+            .collect();
+        drop(f);
+        std::fs::remove_file(&path).unwrap();
+        assert!(!held.contains(&path), "the worker holds {held:?}");
+    }
+
     const BROKEN: &str = "__kernel void scale(const int n) { syntax error }";
 
     pub fn main() -> ExitCode {
@@ -254,7 +274,11 @@ __kernel void scale(const int n, const __global float* x, __global float* y) {
         for (name, f) in on_shared {
             suite.device(&shared, name, f);
         }
-        let on_their_own: [harness::DeviceTest<String>; 4] = [
+        let on_their_own: [harness::DeviceTest<String>; 5] = [
+            (
+                "a_worker_inherits_no_descriptor_of_its_parent",
+                a_worker_inherits_no_descriptor_of_its_parent,
+            ),
             (
                 "a_hanging_kernel_times_out_and_the_next_configuration_measures",
                 a_hanging_kernel_times_out_and_the_next_configuration_measures,

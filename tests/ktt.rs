@@ -217,10 +217,24 @@ fn a_failing_kernel_inside_a_composition(dev: Arc<OpenCl>) {
     assert!(best.iter().any(|(k, v)| *k == "VW" && v.to_string() != "4"));
 }
 
+/// The environment when `main` started: a worker inherits the environment at its start,
+/// which a driver loaded since may have changed.
+static START_ENV: std::sync::OnceLock<Vec<(String, String)>> = std::sync::OnceLock::new();
+
 /// The host code stays in this process; every launch crosses to the worker.
 fn a_composition_through_the_isolated_backend(_dev: Arc<OpenCl>) {
     use tune::backend::isolated::Isolated;
     let query = std::env::var("TUNE_OPENCL_DEVICE").unwrap_or_else(|_| "portable".into());
+    // What the worker gets that this process did not start with (diagnostics: the worker
+    // of a process holding NVIDIA's OpenCL once saw PoCL only).
+    if let Some(start) = START_ENV.get() {
+        let now: Vec<(String, String)> = std::env::vars().collect();
+        let changed: Vec<_> = now.iter().filter(|v| !start.contains(v)).collect();
+        let gone: Vec<_> = start.iter().filter(|v| !now.contains(v)).collect();
+        if !changed.is_empty() || !gone.is_empty() {
+            eprintln!("environment since start: set {changed:?}, removed {gone:?}");
+        }
+    }
     let iso = Arc::new(Isolated::opencl(query).unwrap());
     let n = 3000;
     let (case, _) = ktt::sort::case::<Isolated>(iso.device(), n).unwrap();
@@ -533,6 +547,7 @@ fn cuda_kernels_compile_with_nvrtc() {
 fn cuda(_: &mut harness::Suite) {}
 
 fn main() -> ExitCode {
+    let _ = START_ENV.set(std::env::vars().collect());
     let probe = probe();
     let mut suite = harness::Suite::new();
     let tests: [harness::DeviceTest<Arc<OpenCl>>; 7] = [

@@ -509,6 +509,8 @@ pub struct OnlineReport {
     pub settled_after: Option<u64>,
     /// Configurations tried, and of which failed.
     pub evaluations: u64,
+    /// Calls that ran the best so far while the next configuration compiled.
+    pub fallback_runs: u64,
     /// Failures.
     pub failures: u64,
     /// The configuration it settled on, and the offline best.
@@ -538,9 +540,10 @@ pub struct OnlineReport {
 /// Tunes the 2D filter of `w x h` frames with an `fs x fs` filter offline (within
 /// `offline` evaluations or `seconds`), then runs `calls` calls online from scratch (default
 /// settings: 50 configurations, 3 calls each, validation on the device against the host's
-/// reference output), then as many calls of the offline best, then alternating blocks of
-/// calls once settled for the steady-state overhead. The frame stays the same (the
-/// measurement is about the tuning, not the transfers).
+/// reference output; settled within `settle_within` calls when given), then as many calls
+/// of the offline best, then alternating blocks of calls once settled for the steady-state
+/// overhead. The frame stays the same (the measurement is about the tuning, not the
+/// transfers).
 ///
 /// # Errors
 /// Tuning or launch failures.
@@ -553,6 +556,7 @@ pub fn online_conv<B: Backend>(
     calls: usize,
     offline: u64,
     seconds: f64,
+    settle_within: Option<u64>,
 ) -> tune::Result<OnlineReport> {
     let cuda = is_cuda(device.device());
     let mut conv = super::conv::case::<B>(device.device(), w, h, fs)?;
@@ -588,6 +592,9 @@ pub fn online_conv<B: Backend>(
 
     // Online, from scratch.
     let mut online = Online::<PreparedComposition<B>>::new("ktt_conv_online").device(ev.device());
+    if let Some(n) = settle_within {
+        online = online.settle_within(n);
+    }
     let prep = ev.clone();
     online.select(&format!("{w}x{h},fs={fs}"), || {
         Ok(Input::new(space.clone(), move |s, c| prep.prepare(s, c)))
@@ -717,6 +724,7 @@ pub fn online_conv<B: Backend>(
         calls,
         settled_after: st.settled_after,
         evaluations: st.evaluations,
+        fallback_runs: st.fallback_runs,
         failures: st.failures,
         settled: space.describe(&settled),
         offline: space.describe(&best),

@@ -98,6 +98,37 @@ pub fn env_usize(var: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// The configuration of `space` that `text` names: `NAME=value` pairs separated by commas
+/// (whole numbers and `true`/`false`).
+///
+/// # Errors
+/// A pair without `=`, a value that is neither, or a configuration outside the space.
+pub fn config_from_text(space: &Space, text: &str) -> tune::Result<Config> {
+    let mut values = Vec::new();
+    for pair in text.split(',').map(str::trim).filter(|p| !p.is_empty()) {
+        let (name, v) = pair
+            .split_once('=')
+            .ok_or_else(|| tune::Error::KernelSpec(format!("`{pair}` is not NAME=value")))?;
+        let value = match v.trim() {
+            "true" => tune::Value::Bool(true),
+            "false" => tune::Value::Bool(false),
+            n => tune::Value::UInt(n.parse().map_err(|_| {
+                tune::Error::KernelSpec(format!("`{n}` is not a whole number or a bool"))
+            })?),
+        };
+        values.push((name.trim(), value));
+    }
+    space.config_from_values(values)
+}
+
+/// A non-negative integer from the environment variable `var`, else `default`.
+pub fn env_u64(var: &str, default: u64) -> u64 {
+    std::env::var(var)
+        .ok()
+        .and_then(|v| v.parse().ok())
+        .unwrap_or(default)
+}
+
 /// A case study as a composition: what to tune, how, and how much data one run moves.
 pub struct Case<B: Backend> {
     /// The tunable's name, as recorded.

@@ -79,6 +79,9 @@ pub trait Element: sealed::Sealed + Copy + PartialEq + fmt::Debug + Send + Sync 
     /// Appends the value's bytes in native byte order (a launch's scalar argument, without
     /// allocating).
     fn extend_bytes(self, out: &mut Vec<u8>);
+    /// The value's bytes in native byte order: the first `len` of 8 (the widest element),
+    /// for a scalar argument held without allocating.
+    fn ne_bytes(self) -> ([u8; 8], usize);
 }
 
 macro_rules! elements {
@@ -146,6 +149,12 @@ macro_rules! elements {
                 }
                 fn extend_bytes(self, out: &mut Vec<u8>) {
                     out.extend_from_slice(&self.to_ne_bytes());
+                }
+                fn ne_bytes(self) -> ([u8; 8], usize) {
+                    let b = self.to_ne_bytes();
+                    let mut out = [0u8; 8];
+                    out[..b.len()].copy_from_slice(&b);
+                    (out, b.len())
                 }
             }
             impl From<Vec<$t>> for HostData {

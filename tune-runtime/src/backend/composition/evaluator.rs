@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex, MutexGuard};
 use std::time::{Duration, Instant};
 
 use super::kernel::{Kernel, ProgramCache};
-use super::launch::{Stored, Tally};
+use super::launch::{Defaults, Stored, Tally};
 use super::run::Run;
 use super::{Composition, HostCode, Inputs, Reference, Role, Timing};
 use crate::backend::{config_defines, Backend, HostData};
@@ -18,9 +18,14 @@ use crate::space::{Config, Space};
 use crate::{Error, Result};
 
 /// A configuration of a composition, every kernel compiled for it (a kernel that failed to
-/// compile keeps its failure, reported when the host code launches it).
+/// compile keeps its failure, reported when the host code launches it), with what a run
+/// would otherwise compute from the configuration every time: the kernels' default launch
+/// sizes and the scratch buffers' lengths.
 pub struct PreparedComposition<B: Backend> {
     kernels: Vec<Result<Kernel<B>, Failure>>,
+    defaults: Vec<Defaults>,
+    /// Per buffer, its length for a scratch buffer (unused for the others).
+    scratch: Vec<usize>,
     /// Wall time spent compiling (zero when every kernel came from the cache).
     pub compile_time: Duration,
 }
@@ -29,6 +34,8 @@ impl<B: Backend> Clone for PreparedComposition<B> {
     fn clone(&self) -> Self {
         PreparedComposition {
             kernels: self.kernels.clone(),
+            defaults: self.defaults.clone(),
+            scratch: self.scratch.clone(),
             compile_time: self.compile_time,
         }
     }
@@ -45,6 +52,8 @@ impl<B: Backend> fmt::Debug for PreparedComposition<B> {
 
 struct State<B: Backend> {
     stored: Vec<Stored<B>>,
+    /// The buffer map of a run (kept to reuse its allocation).
+    map: Vec<usize>,
     /// Whether the input buffers hold their declared contents.
     inputs_fresh: bool,
 }
@@ -155,6 +164,7 @@ impl<B: Backend> CompositionEvaluator<B> {
             host,
             allowed,
             state: Mutex::new(State {
+                map: Vec::with_capacity(stored.len()),
                 stored,
                 inputs_fresh: true,
             }),
@@ -237,11 +247,16 @@ impl<B: Backend> CompositionEvaluator<B> {
         Ok(())
     }
 
-    /// Sizes the scratch buffers for `config`, growing an allocation when it is too small.
-    fn size_scratch(&self, st: &mut State<B>, config: &Config) -> Result<(), Failure> {
-        for (d, s) in self.comp.decls.iter().zip(st.stored.iter_mut()) {
-            if let Role::Scratch(f) = &d.role {
-                let len = f(config);
+    /// Sizes the scratch buffers as `prepared` says, growing an allocation when it is too
+    /// small.
+    fn size_scratch(
+        &self,
+        st: &mut State<B>,
+        prepared: &PreparedComposition<B>,
+    ) -> Result<(), Failure> {
+        let decls = self.comp.decls.iter().zip(&prepared.scratch);
+        for ((d, &len), s) in decls.zip(st.stored.iter_mut()) {
+            if let Role::Scratch(_) = &d.role {
                 let bytes = len.saturating_mul(s.elem);
                 if bytes > s.capacity {
                     s.buf = self.backend.alloc(bytes).map_err(|e| {
@@ -268,24 +283,35 @@ impl<B: Backend> CompositionEvaluator<B> {
         before: impl FnOnce(&mut Run<'_, B>) -> Result<(), Failure>,
         after: impl FnOnce(&Run<'_, B>) -> Result<R, Failure>,
     ) -> Result<(R, Duration), Failure> {
-        self.size_scratch(st, config)?;
+        self.size_scratch(st, prepared)?;
         let State {
             stored,
+            map,
             inputs_fresh,
         } = st;
+        map.clear();
+        map.extend(0..stored.len());
+        // The clock is read only where the cost includes host time.
+        let timing = self.comp.timing;
         let mut run = Run {
             backend: &*self.backend,
             space,
             config,
             kernels: &prepared.kernels,
-            sources: &self.comp.kernels,
+            defaults: &prepared.defaults,
             decls: &self.comp.decls,
-            map: (0..stored.len()).collect(),
+            map,
             stored,
-            tally: Tally::default(),
+            tally: Tally {
+                time_launches: timing == Timing::DeviceAndHost,
+                ..Tally::default()
+            },
             inputs_dirty: false,
         };
         let ran = before(&mut run).and_then(|()| {
+            if timing == Timing::Device {
+                return (self.host)(&mut run).map(|()| Duration::ZERO);
+            }
             let t = Instant::now();
             let r = (self.host)(&mut run);
             r.map(|()| t.elapsed())
@@ -297,7 +323,7 @@ impl<B: Backend> CompositionEvaluator<B> {
         if let Some(f) = run.tally.failure.take() {
             return Err(f);
         }
-        let cost = match self.comp.timing {
+        let cost = match timing {
             Timing::Device => run.tally.device.get(),
             Timing::Wall => wall,
             Timing::DeviceAndHost => {
@@ -403,8 +429,25 @@ impl<B: Backend> Evaluator for CompositionEvaluator<B> {
             }
             return Err(Failure::Other("no kernel compiled".into()));
         }
+        let defaults = self
+            .comp
+            .kernels
+            .iter()
+            .map(|src| Defaults::of(src, config))
+            .collect();
+        let scratch = self
+            .comp
+            .decls
+            .iter()
+            .map(|d| match &d.role {
+                Role::Scratch(f) => f(config),
+                _ => 0,
+            })
+            .collect();
         Ok(PreparedComposition {
             kernels,
+            defaults,
+            scratch,
             compile_time,
         })
     }

@@ -5,6 +5,8 @@ use std::cell::{Cell, RefCell};
 use std::fmt;
 use std::time::{Duration, Instant};
 
+use smallvec::SmallVec;
+
 use super::kernel::{Kernel, KernelSource};
 use super::queue::Buffer;
 use super::BufferId;
@@ -49,14 +51,40 @@ pub(super) fn unknown_buffer(id: BufferId, count: usize) -> Failure {
     ))
 }
 
-/// What a run adds up: device time and count of launches, their wall time, and the first
-/// launch failure (reported even when the host code drops it).
+/// What a run adds up: device time and count of launches, their wall time (only when the
+/// cost includes host time: reading the clock is most of a launch's host work), and the
+/// first launch failure (reported even when the host code drops it).
 #[derive(Default)]
 pub(super) struct Tally {
     pub(super) device: Cell<Duration>,
     pub(super) wall: Cell<Duration>,
     pub(super) launches: Cell<usize>,
     pub(super) failure: RefCell<Option<Failure>>,
+    /// Whether each launch's wall time is taken.
+    pub(super) time_launches: bool,
+}
+
+/// A kernel's default launch sizes ([`KernelSource::global`], [`KernelSource::local`])
+/// computed once per configuration, when it is prepared.
+#[derive(Clone, Debug, Default)]
+pub(super) struct Defaults {
+    pub(super) global: Option<Result<([usize; 3], usize), Failure>>,
+    pub(super) local: Option<Result<[usize; 3], Failure>>,
+}
+
+impl Defaults {
+    pub(super) fn of(src: &KernelSource, config: &Config) -> Self {
+        Defaults {
+            global: src.global.as_ref().map(|f| {
+                let v = f(config);
+                to_dims(&v, "global", &src.name).map(|d| (d, v.len()))
+            }),
+            local: src
+                .local
+                .as_ref()
+                .map(|f| to_dims(&f(config), "local", &src.name)),
+        }
+    }
 }
 
 /// Something a launch takes as a buffer argument: a composition's [`BufferId`] (inside its
@@ -88,10 +116,13 @@ impl<'a, B: Backend, T: Element> BufferArgument<'a, B> for &'a Buffer<B, T> {
 
 enum Pending<'a, B: Backend> {
     Buffer(&'a B::Buffer),
-    /// A range of `Launch::bytes`.
-    Scalar(usize, usize),
+    /// The first `.1` of the bytes.
+    Scalar([u8; 8], u8),
     Local(usize),
 }
+
+/// Arguments held inline up to this many (more spill to the heap).
+const INLINE_ARGS: usize = 8;
 
 /// One launch of a kernel: sizes and arguments in the kernel's parameter order, then
 /// [`Launch::run`]. From [`Run::launch`](super::Run::launch) inside a composition's host code,
@@ -102,18 +133,19 @@ enum Pending<'a, B: Backend> {
 /// kernel's limit, or more local memory than the device has is [`Failure::Invalid`].
 #[must_use = "a launch does nothing until `.run()`"]
 pub struct Launch<'a, B: Backend> {
-    pub(super) backend: &'a B,
-    pub(super) kernel: Result<&'a Kernel<B>, Failure>,
-    pub(super) defaults: Option<(&'a KernelSource, &'a Config)>,
-    pub(super) table: Option<Table<'a, B>>,
-    pub(super) tally: Option<&'a Tally>,
+    backend: &'a B,
+    kernel: Option<&'a Kernel<B>>,
+    defaults: Option<&'a Defaults>,
+    table: Option<Table<'a, B>>,
+    tally: Option<&'a Tally>,
     dims: usize,
     global: Option<[usize; 3]>,
     local: Option<[usize; 3]>,
     round_up: bool,
-    args: Vec<Pending<'a, B>>,
-    bytes: Vec<u8>,
-    error: Option<Failure>,
+    args: SmallVec<[Pending<'a, B>; INLINE_ARGS]>,
+    /// The first error of the builder (or the kernel's failure to compile).
+    /// Boxed: the builder moves the launch at every step, and a failure is rare.
+    error: Option<Box<Failure>>,
 }
 
 impl<B: Backend> fmt::Debug for Launch<'_, B> {
@@ -126,26 +158,34 @@ impl<B: Backend> fmt::Debug for Launch<'_, B> {
     }
 }
 
+#[inline]
 fn to_dims(v: &[usize], what: &str, kernel: &str) -> Result<[usize; 3], Failure> {
-    if v.is_empty() || v.len() > 3 {
-        return Err(Failure::Invalid(format!(
+    // By cases, not a copy of a slice: a copy of a runtime length is a call to `memcpy`,
+    // which was the largest part of a launch's host time.
+    match *v {
+        [x] => Ok([x, 1, 1]),
+        [x, y] => Ok([x, y, 1]),
+        [x, y, z] => Ok([x, y, z]),
+        _ => Err(Failure::Invalid(format!(
             "kernel `{kernel}`: the {what} size has {} dimensions; give 1 to 3",
             v.len()
-        )));
+        ))),
     }
-    let mut d = [1usize; 3];
-    d[..v.len()].copy_from_slice(v);
-    Ok(d)
 }
 
 impl<'a, B: Backend> Launch<'a, B> {
+    #[inline(always)]
     pub(super) fn new(
         backend: &'a B,
         kernel: Result<&'a Kernel<B>, Failure>,
-        defaults: Option<(&'a KernelSource, &'a Config)>,
+        defaults: Option<&'a Defaults>,
         table: Option<Table<'a, B>>,
         tally: Option<&'a Tally>,
     ) -> Self {
+        let (kernel, error) = match kernel {
+            Ok(k) => (Some(k), None),
+            Err(f) => (None, Some(Box::new(f))),
+        };
         Launch {
             backend,
             kernel,
@@ -156,44 +196,43 @@ impl<'a, B: Backend> Launch<'a, B> {
             global: None,
             local: None,
             round_up: false,
-            args: Vec::with_capacity(8),
-            bytes: Vec::with_capacity(32),
-            error: None,
+            args: SmallVec::new(),
+            error,
         }
     }
 
     fn kernel_name(&self) -> &str {
-        match &self.kernel {
-            Ok(k) => &k.name,
-            Err(_) => "?",
-        }
+        self.kernel.map_or("?", |k| &k.name)
     }
 
     /// The global size: work-items in total per dimension (1 to 3). Without it, the size
     /// the kernel declares ([`KernelSource::global`]).
+    #[inline(always)]
     pub fn global<const D: usize>(mut self, global: [usize; D]) -> Self {
         match to_dims(&global, "global", self.kernel_name()) {
             Ok(g) => {
                 self.global = Some(g);
                 self.dims = D;
             }
-            Err(e) => self.error = self.error.or(Some(e)),
+            Err(e) => self.error = self.error.or_else(|| Some(Box::new(e))),
         }
         self
     }
 
     /// The local size (work-group; CUDA's block), as many dimensions as the global size.
     /// Without it, the size the kernel declares, else the driver's choice (OpenCL only).
+    #[inline(always)]
     pub fn local<const D: usize>(mut self, local: [usize; D]) -> Self {
         match to_dims(&local, "local", self.kernel_name()) {
             Ok(l) => self.local = Some(l),
-            Err(e) => self.error = self.error.or(Some(e)),
+            Err(e) => self.error = self.error.or_else(|| Some(Box::new(e))),
         }
         self
     }
 
     /// Rounds the global size up to a multiple of the local size (the kernel checks its
     /// bounds); otherwise a local size that does not divide the global size is invalid.
+    #[inline(always)]
     pub fn round_up(mut self, yes: bool) -> Self {
         self.round_up = yes;
         self
@@ -201,27 +240,28 @@ impl<'a, B: Backend> Launch<'a, B> {
 
     /// The next argument: a buffer (a [`BufferId`] in a composition, a [`Buffer`] of a
     /// queue).
+    #[inline(always)]
     pub fn arg(mut self, buffer: impl BufferArgument<'a, B>) -> Self {
         match buffer.resolve(self.table.as_ref()) {
             Ok(b) => self.args.push(Pending::Buffer(b)),
-            Err(e) => self.error = self.error.or(Some(e)),
+            Err(e) => self.error = self.error.or_else(|| Some(Box::new(e))),
         }
         self
     }
 
     /// The next argument: a scalar (its type must match the kernel's parameter: `i32` for
     /// `int`, `u32` for `uint`, `f32` for `float`).
+    #[inline(always)]
     pub fn scalar<T: Element>(mut self, value: T) -> Self {
-        let start = self.bytes.len();
-        value.extend_bytes(&mut self.bytes);
-        self.args
-            .push(Pending::Scalar(start, self.bytes.len() - start));
+        let (bytes, len) = value.ne_bytes();
+        self.args.push(Pending::Scalar(bytes, len as u8));
         self
     }
 
     /// The next argument: local (shared) memory for `len` elements of `T` (an OpenCL
     /// `__local T*` parameter; on CUDA it becomes dynamic shared memory and takes no
     /// parameter).
+    #[inline(always)]
     pub fn local_mem<T: Element>(mut self, len: usize) -> Self {
         self.args
             .push(Pending::Local(len.saturating_mul(std::mem::size_of::<T>())));
@@ -230,25 +270,20 @@ impl<'a, B: Backend> Launch<'a, B> {
 
     fn geometry(&self, kernel: &Kernel<B>) -> Result<LaunchDims, Failure> {
         let name = &*kernel.name;
-        let (mut global, dims) = match (self.global, self.defaults) {
+        let (mut global, dims) = match (self.global, self.defaults.and_then(|d| d.global.as_ref()))
+        {
             (Some(g), _) => (g, self.dims),
-            (None, Some((src, config))) if src.global.is_some() => {
-                let v = src.global.as_ref().map(|f| f(config)).unwrap_or_default();
-                (to_dims(&v, "global", name)?, v.len())
-            }
-            _ => {
+            (None, Some(g)) => g.clone()?,
+            (None, None) => {
                 return Err(Failure::Invalid(format!(
                     "kernel `{name}` launched without a global size; call `.global([..])` on \
                      the launch, or declare one with `KernelSource::global`"
                 )))
             }
         };
-        let local = match (self.local, self.defaults) {
+        let local = match (self.local, self.defaults.and_then(|d| d.local.as_ref())) {
             (Some(l), _) => Some(l),
-            (None, Some((src, config))) => match &src.local {
-                Some(f) => Some(to_dims(&f(config), "local", name)?),
-                None => None,
-            },
+            (None, Some(l)) => Some(l.clone()?),
             (None, None) => None,
         };
         if global.contains(&0) || local.is_some_and(|l| l.contains(&0)) {
@@ -315,17 +350,19 @@ impl<'a, B: Backend> Launch<'a, B> {
 
     fn launch(&self) -> Result<Duration, Failure> {
         if let Some(e) = &self.error {
-            return Err(e.clone());
+            return Err((**e).clone());
         }
-        let kernel = self.kernel.as_ref().map_err(Clone::clone)?;
+        let Some(kernel) = self.kernel else {
+            return Err(Failure::Other("a launch without a kernel".into()));
+        };
         let dims = self.geometry(kernel)?;
-        let args: Vec<LaunchArg<'_, B>> = self
+        let args: SmallVec<[LaunchArg<'_, B>; INLINE_ARGS]> = self
             .args
             .iter()
-            .map(|a| match *a {
-                Pending::Buffer(b) => LaunchArg::Buffer(b),
-                Pending::Scalar(s, n) => LaunchArg::Scalar(&self.bytes[s..s + n]),
-                Pending::Local(n) => LaunchArg::Local(n),
+            .map(|a| match a {
+                Pending::Buffer(b) => LaunchArg::Buffer(*b),
+                Pending::Scalar(bytes, n) => LaunchArg::Scalar(&bytes[..usize::from(*n)]),
+                Pending::Local(n) => LaunchArg::Local(*n),
             })
             .collect();
         self.backend.launch(&kernel.kernel, &dims, &args)
@@ -338,13 +375,19 @@ impl<'a, B: Backend> Launch<'a, B> {
     /// # Errors
     /// [`Failure::Invalid`] for sizes over a limit, [`Failure::Compile`] when the kernel did
     /// not compile for this configuration, [`Failure::Launch`] from the backend.
+    #[inline(always)]
     pub fn run(self) -> Result<Duration, Failure> {
         let Some(tally) = self.tally else {
             return self.launch();
         };
-        let t = Instant::now();
-        let r = self.launch();
-        tally.wall.set(tally.wall.get() + t.elapsed());
+        let r = if tally.time_launches {
+            let t = Instant::now();
+            let r = self.launch();
+            tally.wall.set(tally.wall.get() + t.elapsed());
+            r
+        } else {
+            self.launch()
+        };
         match &r {
             Ok(d) => {
                 tally.device.set(tally.device.get() + *d);

@@ -4,8 +4,10 @@
 use std::fmt;
 use std::time::Duration;
 
-use super::kernel::{Kernel, KernelSource};
-use super::launch::{unknown_buffer, Launch, Stored, Table, Tally};
+use smallvec::SmallVec;
+
+use super::kernel::Kernel;
+use super::launch::{unknown_buffer, Defaults, Launch, Stored, Table, Tally};
 use super::queue::typed;
 use super::{BufferId, Decl, KernelId, Role};
 use crate::backend::{Backend, DeviceInfo, Element};
@@ -24,10 +26,12 @@ pub struct Run<'a, B: Backend> {
     pub(super) space: &'a Space,
     pub(super) config: &'a Config,
     pub(super) kernels: &'a [Result<Kernel<B>, Failure>],
-    pub(super) sources: &'a [KernelSource],
+    /// Per kernel, its default launch sizes for this configuration.
+    pub(super) defaults: &'a [Defaults],
     pub(super) decls: &'a [Decl],
     pub(super) stored: &'a mut [Stored<B>],
-    pub(super) map: Vec<usize>,
+    /// Buffer ids to storage: the identity at the start of a run, permuted by swaps.
+    pub(super) map: &'a mut [usize],
     pub(super) tally: Tally,
     /// An input was written or its id swapped: its storage may no longer hold its contents.
     pub(super) inputs_dirty: bool,
@@ -79,10 +83,11 @@ impl<'a, B: Backend> Run<'a, B> {
     }
 
     /// A launch of kernel `k`, compiled for this configuration.
+    #[inline(always)]
     pub fn launch(&self, k: KernelId) -> Launch<'_, B> {
         let table = Table {
             stored: &*self.stored,
-            map: &self.map,
+            map: &*self.map,
         };
         let kernel = match self.kernels.get(k.0) {
             Some(Ok(kernel)) => Ok(kernel),
@@ -93,7 +98,7 @@ impl<'a, B: Backend> Run<'a, B> {
                 self.kernels.len()
             ))),
         };
-        let defaults = self.sources.get(k.0).map(|s| (s, self.config));
+        let defaults = self.defaults.get(k.0);
         Launch::new(
             self.backend,
             kernel,
@@ -106,7 +111,7 @@ impl<'a, B: Backend> Run<'a, B> {
     fn stored(&self, id: BufferId) -> Result<&Stored<B>, Failure> {
         Table {
             stored: &*self.stored,
-            map: &self.map,
+            map: &*self.map,
         }
         .get(id)
     }
@@ -169,9 +174,11 @@ impl<'a, B: Backend> Run<'a, B> {
                 s.len
             )));
         }
-        let mut bytes = Vec::with_capacity(std::mem::size_of_val(data));
+        // Held inline when small (a counter reset before each run): no allocation.
+        let mut bytes: SmallVec<[u8; 64]> = SmallVec::with_capacity(std::mem::size_of_val(data));
         for &v in data {
-            v.extend_bytes(&mut bytes);
+            let (b, n) = v.ne_bytes();
+            bytes.extend_from_slice(&b[..n]);
         }
         if matches!(self.decls.get(id.0).map(|d| &d.role), Some(Role::Input)) {
             self.inputs_dirty = true;

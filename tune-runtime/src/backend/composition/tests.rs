@@ -143,6 +143,16 @@ impl Backend for Fake {
                 Ok(Duration::from_micros(10))
             }
             "fail" => Err(Failure::Launch("CL_OUT_OF_RESOURCES".into())),
+            // Scalars 0, 1, 2, .. after a buffer: one microsecond per argument.
+            "nargs" => {
+                for (i, a) in args.iter().enumerate().skip(1) {
+                    let want = (i as u32 - 1).to_ne_bytes();
+                    if !matches!(a, LaunchArg::Scalar(b) if *b == want.as_slice()) {
+                        return Err(Failure::Launch(format!("argument {i} is {a:?}")));
+                    }
+                }
+                Ok(Duration::from_micros(args.len() as u64))
+            }
             other => Err(Failure::Launch(format!("no fake kernel `{other}`"))),
         }
     }
@@ -480,6 +490,55 @@ fn launches_are_checked_against_the_limits() {
     assert!(msg(eval(&ev, &s, &at(4))).contains("local memory"));
     eval(&ev, &s, &at(8)).unwrap();
     assert!(msg(eval(&ev, &s, &at(16))).contains("exceeds the limit 128"));
+}
+
+#[test]
+fn sizes_from_the_configuration_are_computed_once_per_prepared_configuration() {
+    let s = space();
+    let calls = Arc::new(AtomicUsize::new(0));
+    let (g, l, n) = (calls.clone(), calls.clone(), calls.clone());
+    let mut c = Composition::<Fake>::new();
+    let inc = c.kernel(
+        KernelSource::new("inc", "inc")
+            .global(move |_| {
+                g.fetch_add(1, Ordering::SeqCst);
+                [8]
+            })
+            .local(move |c| {
+                l.fetch_add(1, Ordering::SeqCst);
+                [c.get::<usize>(0)]
+            }),
+    );
+    let scratch = c.scratch::<f32>(move |_| {
+        n.fetch_add(1, Ordering::SeqCst);
+        8
+    });
+    c.host(move |run| {
+        // Two launches per run, by the declared sizes.
+        run.launch(inc).arg(scratch).run()?;
+        run.launch(inc).arg(scratch).run().map(|_| ())
+    });
+    c.warmups(2).repetitions(5);
+    let ev = CompositionEvaluator::new(Fake::new(), &s, c).unwrap();
+    let cfg = s.get(0).unwrap();
+    eval(&ev, &s, &cfg).unwrap();
+    // Global, local and the scratch length: once each, for 8 runs of 2 launches.
+    assert_eq!(calls.load(Ordering::SeqCst), 3);
+}
+
+#[test]
+fn launches_with_more_arguments_than_are_held_inline() {
+    let (q, k) = {
+        let q = Queue::<Fake>::new(Fake::new());
+        let k = q.kernel(&KernelSource::new("nargs", "nargs")).unwrap();
+        (q, k)
+    };
+    let b = q.zeros::<f32>(2).unwrap();
+    let mut l = q.launch(&k).global([2]).local([2]).arg(&b);
+    for i in 0..20u32 {
+        l = l.scalar(i);
+    }
+    assert_eq!(l.run().unwrap(), Duration::from_micros(21));
 }
 
 #[test]

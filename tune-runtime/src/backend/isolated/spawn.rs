@@ -40,6 +40,31 @@ impl Drop for RemoveOnDrop<'_> {
     }
 }
 
+/// Makes the worker inherit no file descriptor but its standard streams (it connects to the
+/// parent by the socket's path). A device driver of the parent may hold descriptors open
+/// without close-on-exec (its device files, its shared memory); a worker that inherits
+/// them opens the device next to the parent's copies, which is not what the worker of a
+/// parent that never opened the device sees.
+fn inherit_no_descriptors(command: &mut Command) {
+    use std::os::unix::process::CommandExt;
+    // SAFETY: between fork and exec the closure makes one system call, which is
+    // async-signal-safe, and allocates nothing. `CLOSE_RANGE_CLOEXEC` marks the descriptors
+    // instead of closing them, so the standard library's own error pipe keeps working; on a
+    // kernel without `close_range` (before 5.9) the call fails and the worker inherits what
+    // it did before.
+    unsafe {
+        command.pre_exec(|| {
+            libc::syscall(
+                libc::SYS_close_range,
+                3u32,
+                u32::MAX,
+                libc::CLOSE_RANGE_CLOEXEC,
+            );
+            Ok(())
+        });
+    }
+}
+
 /// Starts a worker process for `target` with `launcher`, and opens the device in it.
 pub(super) fn spawn(
     target: &TargetSpec,
@@ -79,6 +104,7 @@ pub(super) fn spawn(
         }
     };
     let program = command.get_program().to_string_lossy().into_owned();
+    inherit_no_descriptors(&mut command);
     let mut child = command
         .env(WORKER_ENV, &path)
         .stdin(Stdio::null())

@@ -44,6 +44,8 @@ use crate::{Error, Result};
 const DLOPEN_RUNTIME_LOAD_FAILED: i32 = -2000;
 /// `CL_PLATFORM_NOT_FOUND_KHR`: the ICD loader found no platform.
 const CL_PLATFORM_NOT_FOUND_KHR: i32 = -1001;
+/// `CL_DEVICE_NOT_FOUND`: a platform without devices (of the type asked for).
+const CL_DEVICE_NOT_FOUND: i32 = -1;
 
 const HOW_TO_GET_ONE: &str = "install an OpenCL driver, e.g. `apt-get install pocl-opencl-icd` \
      (CPU) or the GPU vendor's driver, and check with `clinfo -l`";
@@ -133,11 +135,31 @@ impl OpenCl {
     /// # Errors
     /// [`Error::BackendUnavailable`] when there is no OpenCL library or no platform.
     pub fn devices() -> Result<Vec<DeviceEntry>> {
+        Self::listing().map(|(devices, _)| devices)
+    }
+
+    /// Every device of every platform, and the platforms that listed none, with why.
+    fn listing() -> Result<(Vec<DeviceEntry>, Vec<String>)> {
         let mut out = Vec::new();
+        let mut silent = Vec::new();
         for (pi, p) in platforms()?.iter().enumerate() {
             let pname = p.name().unwrap_or_default();
-            // A platform without devices reports CL_DEVICE_NOT_FOUND: skip it.
-            let ids = p.get_devices(CL_DEVICE_TYPE_ALL).unwrap_or_default();
+            // A platform without devices reports CL_DEVICE_NOT_FOUND: skip it, but say so
+            // (a driver that cannot reach its device lists none, or fails).
+            let ids = match p.get_devices(CL_DEVICE_TYPE_ALL) {
+                Ok(ids) => ids,
+                Err(e) if e.0 == CL_DEVICE_NOT_FOUND => Vec::new(),
+                Err(e) => {
+                    silent.push(format!(
+                        "platform {pi} ({}): listing its devices failed: {e}",
+                        pname.trim()
+                    ));
+                    continue;
+                }
+            };
+            if ids.is_empty() {
+                silent.push(format!("platform {pi} ({}): no devices", pname.trim()));
+            }
             for (di, id) in ids.into_iter().enumerate() {
                 let d = Device::new(id);
                 out.push(DeviceEntry {
@@ -155,10 +177,13 @@ impl OpenCl {
         if out.is_empty() {
             return Err(Error::BackendUnavailable {
                 backend: "opencl".into(),
-                reason: format!("the OpenCL platforms have no devices; {HOW_TO_GET_ONE}"),
+                reason: format!(
+                    "the OpenCL platforms have no devices ({}); {HOW_TO_GET_ONE}",
+                    silent.join("; ")
+                ),
             });
         }
-        Ok(out)
+        Ok((out, silent))
     }
 
     /// The first device of the first platform.
@@ -194,7 +219,7 @@ impl OpenCl {
     /// [`Error::DeviceNotFound`] listing the devices when none matches;
     /// [`Error::BackendUnavailable`] when OpenCL is missing.
     pub fn select(query: &str) -> Result<Self> {
-        let all = Self::devices()?;
+        let (all, silent) = Self::listing()?;
         let q = query.trim().to_lowercase();
         let found = if q.is_empty() {
             all.first()
@@ -224,6 +249,7 @@ impl OpenCl {
                 available: all
                     .iter()
                     .map(ToString::to_string)
+                    .chain(silent)
                     .collect::<Vec<_>>()
                     .join("; "),
             }),

@@ -251,6 +251,8 @@ pub(super) struct Settings {
     technique: TechniqueFactory,
     seed: u64,
     explore: Box<dyn AbortCondition>,
+    /// Settle after this many exploring calls at most.
+    max_calls: Option<u64>,
     runs_per_config: usize,
     slow_factor: f64,
     ahead: usize,
@@ -308,7 +310,9 @@ impl<P: Clone + Send + 'static> Online<P> {
     ///
     /// The 50 configurations follow from the goal of settling within about 200 calls
     /// (50 x 3, plus the fast rejections of slow ones); 3 calls give a median that one
-    /// outlying call cannot move. Preparation (compilation) takes far longer than a call of
+    /// outlying call cannot move. Where compilations take longer than that many calls, the
+    /// calls that run the best so far meanwhile add up: [`Online::settle_within`] bounds
+    /// the calls themselves. Preparation (compilation) takes far longer than a call of
     /// most kernels, and calls run the best so far meanwhile: the more configurations are
     /// compiled at once, the sooner the search is over. One core is left to the caller.
     pub fn new(name: impl Into<String>) -> Self {
@@ -322,6 +326,7 @@ impl<P: Clone + Send + 'static> Online<P> {
                 technique: Arc::new(|| TechniqueKind::default().build()),
                 seed: 0,
                 explore: Box::new(Evaluations(50)),
+                max_calls: None,
                 runs_per_config: 3,
                 slow_factor: 2.0,
                 ahead: threads + 1,
@@ -364,6 +369,18 @@ impl<P: Clone + Send + 'static> Online<P> {
     /// the time recorded in the log).
     pub fn explore(mut self, condition: impl AbortCondition + 'static) -> Self {
         self.settings.explore = Box::new(condition);
+        self
+    }
+
+    /// Settles after at most `calls` calls of this process while exploring (and before,
+    /// when the [`explore`](Online::explore) condition holds): the calls that run
+    /// configurations being measured, and those that run the best so far while the next
+    /// one is compiled. For an application that must run at full speed within a number of
+    /// calls (KTT's online tuning: a stream of work of known length): the search then
+    /// measures as many configurations as fit. Default: no limit (short calls would be over
+    /// before the first compilations are).
+    pub fn settle_within(mut self, calls: u64) -> Self {
+        self.settings.max_calls = Some(calls.max(1));
         self
     }
 

@@ -217,7 +217,7 @@ impl<P: Clone + Send + 'static> Session<P> {
     /// Asks the technique for more configurations until `ahead` are in flight.
     fn refill(&mut self, settings: &Settings, workers: &Workers<P>) {
         while self.in_flight() < settings.ahead && !self.exhausted {
-            if settings.explore.done(&self.progress) {
+            if self.exploration_over(settings) {
                 return;
             }
             let index = match self.start_from.pop_front() {
@@ -593,6 +593,15 @@ impl<P: Clone + Send + 'static> Session<P> {
         Ok(())
     }
 
+    /// Whether the exploration condition holds, or the calls allowed for exploring were
+    /// made (this call included).
+    fn exploration_over(&self, settings: &Settings) -> bool {
+        settings.explore.done(&self.progress)
+            || settings
+                .max_calls
+                .is_some_and(|m| self.stats.exploring_calls >= m)
+    }
+
     /// Settles when the exploration is over: the best stays, everything else is dropped.
     /// Returns whether it settled (now or before).
     fn settle_if_done(
@@ -602,7 +611,7 @@ impl<P: Clone + Send + 'static> Session<P> {
         name: &str,
     ) -> Result<bool> {
         self.progress.elapsed = self.progress.elapsed.max(self.elapsed());
-        let over = settings.explore.done(&self.progress)
+        let over = self.exploration_over(settings)
             || (self.exhausted && self.pending.is_empty() && self.candidate.is_none());
         if self.settled.is_none() && over {
             // A best measured by an earlier run of the application: wait for its preparation.

@@ -401,3 +401,23 @@ fn the_settled_configuration_is_recorded() {
     assert!(online.stats().database_error.is_none());
     std::fs::remove_dir_all(dir).ok();
 }
+
+#[test]
+fn settles_within_the_calls_allowed() {
+    // The whole space would take 16 configurations of 3 calls each; 20 calls are allowed.
+    let mut online = exhaustive("double").settle_within(20);
+    online
+        .select("n=1", || Ok(Input::new(space(), prepare)))
+        .unwrap();
+    let runs = Runs::default();
+    for i in 0..40 {
+        assert_eq!(step(&mut online, &runs, i).unwrap(), 2 * i);
+    }
+    let st = online.stats();
+    assert_eq!(st.settled_after, Some(20), "{st:?}");
+    assert!(st.evaluations < 16, "{st:?}");
+    // The settled configuration is the best of those measured, and every later call ran it.
+    let best = st.best.as_ref().map(|b| b.0.get::<u32>(0));
+    assert_eq!(online.settled().map(|c| c.get::<u32>(0)), best);
+    assert_eq!(st.exploring_calls, 20);
+}
