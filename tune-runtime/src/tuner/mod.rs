@@ -30,7 +30,8 @@
 //! [`Tuner::run`] fails only when no configuration was valid, or on I/O errors.
 //!
 //! The files: `run` (the search loop), `spread` (the search loop on several devices at
-//! once, [`crate::scale`]), `pool` (preparation ahead on CPU threads), `state`
+//! once, [`crate::scale`]), `pool` (preparation ahead on CPU threads), `stream` (the
+//! search loop that keeps the preparation threads busy, [`Tuner::asynchronous`]), `state`
 //! (what a run has seen), `finish` (re-measuring the finalists, the database), `result`
 //! ([`TuningResult`], [`Best`]) and `bar` (the progress bar).
 
@@ -54,6 +55,7 @@ mod result;
 mod run;
 mod spread;
 mod state;
+mod stream;
 pub mod testing;
 
 pub(crate) use pool::prepare as prepare_guarded;
@@ -86,6 +88,7 @@ pub struct Tuner<E: Evaluator> {
     seed: u64,
     batch: usize,
     threads: usize,
+    asynchronous: bool,
     log: Option<PathBuf>,
     resume: bool,
     progress: bool,
@@ -108,6 +111,7 @@ impl<E: Evaluator> std::fmt::Debug for Tuner<E> {
             .field("seed", &self.seed)
             .field("batch", &self.batch)
             .field("threads", &self.threads)
+            .field("asynchronous", &self.asynchronous)
             .field("remeasure", &self.remeasure)
             .field("log", &self.log)
             .finish_non_exhaustive()
@@ -131,6 +135,7 @@ impl<E: Evaluator> Tuner<E> {
             seed: 0,
             batch: threads.clamp(2, MAX_DEFAULT_BATCH),
             threads,
+            asynchronous: false,
             log: None,
             resume: false,
             progress: true,
@@ -187,6 +192,19 @@ impl<E: Evaluator> Tuner<E> {
     /// `min(threads, batch)` preparations run at once.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n.max(1);
+        self
+    }
+
+    /// Keeps the preparation threads busy (default `false`): up to `batch` configurations
+    /// are in flight, a new one is asked for as soon as one is measured, and they are
+    /// measured in the order their preparations finish. Faster than batches when
+    /// preparation times vary (compilations of seconds, the slowest of a batch holding up
+    /// the rest), at the price of reproducibility: the order in which the technique hears
+    /// the outcomes depends on timing, so the same seed may give another run. Without
+    /// effect with a batch of 1, on several devices, or when the evaluator replays
+    /// recorded data (simulation stays reproducible).
+    pub fn asynchronous(mut self, on: bool) -> Self {
+        self.asynchronous = on;
         self
     }
 
@@ -318,6 +336,7 @@ impl<E: Evaluator> Tuner<E> {
             seed: self.seed,
             batch: self.batch,
             threads: self.threads,
+            asynchronous: self.asynchronous,
             log: self.log,
             resume: self.resume,
             progress: self.progress,
@@ -338,3 +357,5 @@ mod tests;
 mod tests_costs;
 #[cfg(test)]
 mod tests_remeasure;
+#[cfg(test)]
+mod tests_stream;

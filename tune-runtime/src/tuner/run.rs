@@ -11,6 +11,7 @@ use super::finish::{self, Finish};
 use super::pool::{prepare, Pool, Prepared, Wait};
 use super::spread;
 use super::state::{Outcome, State};
+use super::stream;
 use super::{Tuner, TuningResult};
 use crate::abort::{AbortCondition, WholeSpace};
 use crate::error::panic_message;
@@ -93,6 +94,7 @@ impl<E: Evaluator> Tuner<E> {
             seed,
             batch,
             threads,
+            asynchronous,
             log: log_path,
             resume,
             progress: show_progress,
@@ -186,6 +188,18 @@ impl<E: Evaluator> Tuner<E> {
                     abort.as_ref(),
                 )?;
                 state.template.measured_on = devices.serial_unit();
+            } else if let (true, Some(pool), false) =
+                (asynchronous, pool.as_ref(), simulated(&evaluator, &space))
+            {
+                state.waited = stream::search(
+                    &mut state,
+                    &evaluator,
+                    &space,
+                    technique.as_mut(),
+                    abort.as_ref(),
+                    pool,
+                    batch,
+                )?;
             } else {
                 state.waited = search(
                     &mut state,
@@ -226,6 +240,13 @@ impl<E: Evaluator> Tuner<E> {
             },
         )
     }
+}
+
+/// Whether the evaluator replays recorded data (it charges a simulated time).
+fn simulated<E: Evaluator>(evaluator: &E, space: &Space) -> bool {
+    space
+        .get(0)
+        .is_some_and(|c| evaluator.charged_time(space, &c).is_some())
 }
 
 /// The search, until the abort condition or the technique says so. Returns the time the
