@@ -49,6 +49,18 @@ pub struct RunArgs {
     /// Configurations compiled ahead in parallel while one is measured (default: the CPU count).
     #[arg(long)]
     pub batch: Option<usize>,
+    /// Measure in batches, in the order the technique proposed them, instead of keeping the
+    /// compiler threads busy: slower when compile times vary, but the same seed gives the
+    /// same proposals as long as the measured costs are the same.
+    #[arg(long)]
+    pub in_order: bool,
+    /// Keep NVRTC's outputs here and reuse them in later runs (CUDA; default: `$TUNE_CACHE_DIR`,
+    /// else `tune/nvrtc` in `$XDG_CACHE_HOME` or `~/.cache`).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_compile_cache")]
+    pub compile_cache: Option<PathBuf>,
+    /// Compile every configuration afresh, without the compile cache.
+    #[arg(long)]
+    pub no_compile_cache: bool,
     /// Continue from the log: configurations it holds are not measured again.
     #[arg(long)]
     pub resume: bool,
@@ -282,8 +294,33 @@ fn run_cuda(
             Err(_) => DeviceSelector::Name(d.to_string()),
         },
     };
-    let backend = Cuda::open(sel)?;
+    let mut backend = Cuda::open(sel)?;
+    if let Some(dir) = compile_cache(a) {
+        println!("compile cache: {}", dir.display());
+        backend = backend.compile_cache(dir);
+    }
     tune(a, t1, space, kernel, backend, spec, technique, budget, time)
+}
+
+/// The compile cache's folder, unless `--no-compile-cache`.
+#[cfg(feature = "cuda")]
+fn compile_cache(a: &RunArgs) -> Option<PathBuf> {
+    if a.no_compile_cache {
+        return None;
+    }
+    if let Some(d) = &a.compile_cache {
+        return Some(d.clone());
+    }
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("TUNE_CACHE_DIR") {
+        return Some(d);
+    }
+    let base = env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache")))?;
+    Some(base.join("tune").join("nvrtc"))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -365,7 +402,10 @@ fn tune<B: Backend>(
         .batch(
             a.batch
                 .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get())),
-        );
+        )
+        // A new configuration is compiled as soon as one is measured: compile times vary
+        // by seconds between configurations, and in batches the slowest sets the pace.
+        .asynchronous(!a.in_order);
     let abort: Option<Box<dyn AbortCondition>> = match (budget, time) {
         (Some(n), Some(t)) => Some(Box::new(Or(
             Evaluations(n),
