@@ -392,6 +392,9 @@ fn tune<B: Backend>(
         a.t4.clone()
             .unwrap_or_else(|| a.out.join(format!("{name}_T4.json")));
     let ps = kernel.problem_size;
+    let threads = a
+        .batch
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get()));
     let mut tuner = Tuner::new(space.space.clone(), evaluator)
         .technique(technique_by_name(technique)?)
         .seed(a.seed)
@@ -399,10 +402,7 @@ fn tune<B: Backend>(
         .input_key(format!("problem_size={}x{}x{}", ps[0], ps[1], ps[2]))
         .log(&log)
         .resume(a.resume)
-        .batch(
-            a.batch
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get())),
-        )
+        .batch(threads)
         // A new configuration is compiled as soon as one is measured: compile times vary
         // by seconds between configurations, and in batches the slowest sets the pace.
         .asynchronous(!a.in_order);
@@ -424,6 +424,22 @@ fn tune<B: Backend>(
     let result = tuner.run()?;
     result.to_t4().write(&t4)?;
     println!("{}", result.summary());
+    // Where the time went: compilations run on `threads` threads at once, measurements one
+    // after the other; the device idles only while it waits for a compilation.
+    let sum = |f: fn(&tune_runtime::results::Record) -> f64| -> f64 {
+        // Resumed records come first; they were measured in another run.
+        let fresh = result.records.iter().skip(result.resumed as usize);
+        fresh.map(f).sum()
+    };
+    println!(
+        "  time: search {:.1} s, of which the device waited {:.1} s for compilations; \
+         compiling {:.1} s on up to {threads} threads, measuring {:.1} s; re-measuring {:.1} s",
+        result.elapsed.as_secs_f64(),
+        result.waiting_for_preparation.as_secs_f64(),
+        sum(|r| r.prepare_s),
+        sum(|r| r.run_s),
+        result.remeasuring.as_secs_f64()
+    );
     println!(
         "  {:.1} evaluations/s; T4: {}",
         result.evaluations as f64 / result.elapsed.as_secs_f64().max(1e-9),
