@@ -211,7 +211,10 @@ fn run_opencl() -> R {
     check(out.contains("4 resumed from the log"), &out)?;
     let logged = log::read(&out_dir.join("vector_add.jsonl"))?;
     let search: Vec<&Record> = logged.iter().filter(|r| r.remeasured.is_none()).collect();
-    check(search.len() == 6, format!("{} search records", search.len()))?;
+    check(
+        search.len() == 6,
+        format!("{} search records", search.len()),
+    )?;
     // One compile cache or none.
     let err = fails(&[
         "run",
