@@ -58,42 +58,41 @@ impl DiskCache {
             compile::nvrtc_version(),
             compile::options(arch, defines, extra).join("\n")
         );
+        self.lookup(&key, arch, || {
+            compile::compile(source, name, arch, defines, extra)
+        })
+    }
+
+    /// The entry for `key`, else `compile`'s result, kept when it is the compiler's verdict.
+    fn lookup(
+        &self,
+        key: &str,
+        arch: &Arch,
+        compile: impl FnOnce() -> Result<Compiled, Failure>,
+    ) -> (Result<Compiled, Failure>, bool) {
         let mut h = fnv::FnvHasher::default();
         h.write(key.as_bytes());
         let path = self.dir.join(format!("{:016x}.nvrtc", h.finish()));
-        if let Some(entry) = read(&path, &key) {
-            let hit = match entry {
-                Entry::Compiled { cubin, log, image } if cubin == arch.cubin => Ok(Compiled {
+        match read(&path, key) {
+            Some(Entry::Compiled { cubin, log, image }) if cubin == arch.cubin => {
+                let hit = Compiled {
                     image,
                     arch: arch.clone(),
                     log,
                     seconds: 0.0,
-                }),
-                Entry::Compiled { .. } => {
-                    return self.store(&path, &key, source, name, arch, defines, extra)
-                }
-                Entry::Refused(message) => Err(Failure::Compile(format!(
+                };
+                return (Ok(hit), false);
+            }
+            Some(Entry::Refused(message)) => {
+                let refused = Failure::Compile(format!(
                     "{message}\n(from the compile cache {}; delete it to compile again)",
                     self.dir.display()
-                ))),
-            };
-            return (hit, false);
+                ));
+                return (Err(refused), false);
+            }
+            _ => {}
         }
-        self.store(&path, &key, source, name, arch, defines, extra)
-    }
-
-    #[allow(clippy::too_many_arguments)]
-    fn store(
-        &self,
-        path: &Path,
-        key: &str,
-        source: &str,
-        name: &str,
-        arch: &Arch,
-        defines: &[(String, String)],
-        extra: &[String],
-    ) -> (Result<Compiled, Failure>, bool) {
-        let result = compile::compile(source, name, arch, defines, extra);
+        let result = compile();
         let entry = match &result {
             Ok(c) => Some(encode(
                 key,
@@ -107,7 +106,7 @@ impl DiskCache {
         };
         if let Some(bytes) = entry {
             // A cache that cannot be written costs the next run this compilation, no more.
-            let _ = crate::results::write_atomic(path, &bytes);
+            let _ = crate::results::write_atomic(&path, &bytes);
         }
         (result, true)
     }
@@ -192,5 +191,53 @@ mod tests {
         let whole = encode(key, b"ptx", "", b"ptx text");
         std::fs::write(&path, &whole[..MAGIC.len() + 10]).unwrap();
         assert!(read(&path, key).is_none());
+    }
+
+    #[test]
+    fn compiled_and_refused_are_kept_and_other_failures_are_not() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = DiskCache::new(dir.path().join("nvrtc"));
+        let arch = Arch {
+            sm: 90,
+            cubin: true,
+        };
+        let calls = std::cell::Cell::new(0);
+        let compiled = || {
+            calls.set(calls.get() + 1);
+            Ok(Compiled {
+                image: vec![1, 2, 3],
+                arch: arch.clone(),
+                log: "ok".into(),
+                seconds: 1.5,
+            })
+        };
+        let (first, ran) = cache.lookup("good", &arch, compiled);
+        assert!(ran && first.is_ok());
+        let (again, ran) = cache.lookup("good", &arch, compiled);
+        let again = again.unwrap();
+        assert!(!ran && again.image == [1, 2, 3] && again.log == "ok" && again.seconds == 0.0);
+        assert_eq!(calls.get(), 1);
+        // Kept for the architecture it was made for only.
+        let ptx = Arch {
+            sm: 90,
+            cubin: false,
+        };
+        assert!(cache.lookup("good", &ptx, compiled).1);
+        // A refusal is refused again without compiling, saying where it came from.
+        let refuse = || Err(Failure::Compile("error: nope".into()));
+        assert!(cache.lookup("bad", &arch, refuse).1);
+        let (again, ran) = cache.lookup("bad", &arch, || panic!("compiled again"));
+        assert!(!ran);
+        assert!(
+            matches!(again, Err(Failure::Compile(m)) if m.contains("error: nope") && m.contains("compile cache"))
+        );
+        // A missing compiler is no verdict on the source: nothing is kept.
+        let missing = || Err(Failure::Other("libnvrtc not found".into()));
+        assert!(cache.lookup("other", &arch, missing).1);
+        assert!(cache.lookup("other", &arch, missing).1);
+        assert_eq!(
+            std::fs::read_dir(dir.path().join("nvrtc")).unwrap().count(),
+            2
+        );
     }
 }
