@@ -55,6 +55,9 @@ pub struct KernelEvaluator<B: Backend> {
     spec: KernelSpec,
     source_hash: u64,
     buffers: Mutex<Vec<B::Buffer>>,
+    /// Every buffer's initial contents as bytes, converted once: restored before every
+    /// measurement (converting a large input anew each time cost more than copying it).
+    initial: Vec<Vec<u8>>,
     expected: Option<Vec<HostData>>,
     cache: Mutex<HashMap<CacheKey, Arc<B::Kernel>>>,
     time_limit_ns: AtomicU64,
@@ -122,12 +125,15 @@ impl<B: Backend> KernelEvaluator<B> {
             )));
         }
         let mut buffers = Vec::new();
+        let mut initial = Vec::new();
         for a in &spec.args {
             if let ArgSpec::Buffer(b) = a {
                 let bytes = b.data.len() * b.data.elem_bytes();
                 let mut buf = backend.alloc(bytes.max(1))?;
-                backend.write(&mut buf, &b.data.to_bytes())?;
+                let data = b.data.to_bytes();
+                backend.write(&mut buf, &data)?;
                 buffers.push(buf);
+                initial.push(data);
             }
         }
         let mut ev = KernelEvaluator {
@@ -135,6 +141,7 @@ impl<B: Backend> KernelEvaluator<B> {
             backend,
             spec,
             buffers: Mutex::new(buffers),
+            initial,
             expected: None,
             cache: Mutex::new(HashMap::new()),
             time_limit_ns: AtomicU64::new(0),
@@ -461,13 +468,9 @@ impl<B: Backend> KernelEvaluator<B> {
     }
 
     fn restore(&self, buffers: &mut [B::Buffer]) -> Result<(), Failure> {
-        let inputs = self.spec.args.iter().filter_map(|a| match a {
-            ArgSpec::Buffer(b) => Some(b),
-            _ => None,
-        });
-        for (buf, b) in buffers.iter_mut().zip(inputs) {
+        for (buf, data) in buffers.iter_mut().zip(&self.initial) {
             self.backend
-                .write(buf, &b.data.to_bytes())
+                .write(buf, data)
                 .map_err(|e| Failure::Other(format!("restoring inputs: {e}")))?;
         }
         Ok(())

@@ -57,7 +57,14 @@ macro_rules! elements {
             /// The contents as bytes in native byte order.
             pub fn to_bytes(&self) -> Vec<u8> {
                 match self {
-                    $(HostData::$var(v) => v.iter().flat_map(|x| x.to_ne_bytes()).collect(),)*
+                    $(HostData::$var(v) => {
+                        // Sized up front: collecting a flat_map grows the vector step by step.
+                        let mut out = Vec::with_capacity(v.len() * std::mem::size_of::<$t>());
+                        for x in v {
+                            out.extend_from_slice(&x.to_ne_bytes());
+                        }
+                        out
+                    })*
                 }
             }
             /// Data of the same type and length as `self`, read from `bytes`.
