@@ -6,15 +6,22 @@
 //! - `--plain N`: N timed samples of one launch each, for a profiler to time the same
 //!   launches (`ncu --metrics gpu__time_duration.sum`, see benches/gpu/run_trust.sh).
 //!
-//! `cargo run --release --features cuda --example timer_check -- --backend cuda CASE [--plain N]`
+//! - `--across DB...`: the recorded best of each tuning database (e.g. one per seed of a
+//!   repeatability study), all measured in this one process, in rounds whose order rotates;
+//!   so that the spread of the winners' times separates what the searches found from what
+//!   differs from one process to the next.
+//!
+//! `cargo run --release --features cuda --example timer_check -- --backend cuda CASE [--plain N | --across DB...]`
 //! with CASE `gemm:M` (an M³ GEMM), `conv:W:H:FS` or `saxpy:N`. Prints one `TIMER` line:
-//! case, mode, configuration, median, min and max in microseconds, samples.
+//! case, mode, configuration, median, min and max in microseconds, samples; with
+//! `--across`, one `ACROSS` line per database and an `ACROSS-RANGE` line.
 
 // Built without a backend, the example only says so (see `common::cli::main`).
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused))]
 
 mod common;
 
+use std::path::PathBuf;
 use std::process::ExitCode;
 use std::sync::Arc;
 
@@ -24,7 +31,7 @@ use common::cases::saxpy::Saxpy;
 use common::{Study, Target};
 use tune::backend::{Backend, KernelEvaluator};
 use tune::results::Database;
-use tune::{Error, Evaluator, Result};
+use tune::{Config, Error, Evaluator, Result, Space};
 
 fn main() -> ExitCode {
     common::cli::main("timer_check", |device, args| {
@@ -34,9 +41,24 @@ fn main() -> ExitCode {
             .position(|a| a == "--plain")
             .and_then(|i| args.get(i + 1))
             .and_then(|n| n.parse::<usize>().ok());
-        crate::with_backend!(device, |backend| run(backend, &case, plain))
+        let mode = match args.iter().position(|a| a == "--across") {
+            Some(i) => Mode::Across(args[i + 1..].iter().map(PathBuf::from).collect()),
+            None => Mode::Tuner(plain),
+        };
+        crate::with_backend!(device, |backend| run(backend, &case, &mode))
     })
 }
+
+/// What to measure.
+enum Mode {
+    /// The best of `TUNE_DB` as the tuner times it, or in N plain single launches.
+    Tuner(Option<usize>),
+    /// The best of each of these databases, in one process.
+    Across(Vec<PathBuf>),
+}
+
+/// Rounds of `--across`: every database's best once per round.
+const ACROSS_ROUNDS: usize = 7;
 
 /// The numbers after the case's name in `gemm:4096`.
 fn numbers(case: &str) -> Vec<usize> {
@@ -46,7 +68,7 @@ fn numbers(case: &str) -> Vec<usize> {
         .collect()
 }
 
-fn run<B: Backend>(backend: Arc<B>, case: &str, plain: Option<usize>) -> Result<()> {
+fn run<B: Backend>(backend: Arc<B>, case: &str, plain: &Mode) -> Result<()> {
     let n = numbers(case);
     let at = |i: usize, d: usize| n.get(i).copied().unwrap_or(d);
     match case.split(':').next().unwrap_or("") {
@@ -76,16 +98,12 @@ fn run<B: Backend>(backend: Arc<B>, case: &str, plain: Option<usize>) -> Result<
     }
 }
 
-fn check<B: Backend>(backend: Arc<B>, study: &impl Study, plain: Option<usize>) -> Result<()> {
-    let target = Target::of(backend.as_ref())?;
-    let case = study.case(&target)?;
-    let (info, spec) = case.split();
-    let db = Database::open(std::env::var("TUNE_DB").unwrap_or_else(|_| "tuning".into()));
-    let device = backend.device().describe();
-    let entry = db
+/// The best configuration recorded in the database at `db` for this case and device.
+fn recorded(db: PathBuf, info: &common::Info, device: &str) -> Result<Config> {
+    let entry = Database::open(db)
         .recorded(
             &info.name,
-            &device,
+            device,
             &info.input,
             &info.space,
             Some(&info.code),
@@ -96,7 +114,27 @@ fn check<B: Backend>(backend: Arc<B>, study: &impl Study, plain: Option<usize>) 
                 info.name, info.input
             ))
         })?;
-    let config = entry.best.config(&info.space)?;
+    entry.best.config(&info.space)
+}
+
+fn check<B: Backend>(backend: Arc<B>, study: &impl Study, mode: &Mode) -> Result<()> {
+    let target = Target::of(backend.as_ref())?;
+    let case = study.case(&target)?;
+    let (info, spec) = case.split();
+    let device = backend.device().describe();
+    let plain = match mode {
+        Mode::Tuner(plain) => *plain,
+        Mode::Across(dbs) => {
+            let configs = dbs
+                .iter()
+                .map(|db| recorded(db.clone(), &info, &device))
+                .collect::<Result<Vec<_>>>()?;
+            let evaluator = KernelEvaluator::<B>::new(backend, &info.space, spec)?;
+            return across(&evaluator, &info, dbs, &configs);
+        }
+    };
+    let db = std::env::var("TUNE_DB").unwrap_or_else(|_| "tuning".into());
+    let config = recorded(db.into(), &info, &device)?;
     let spec = match plain {
         // One launch per sample, so a profiler sees each timed launch on its own.
         Some(n) => spec.launches_per_sample(1).warmups(3).repetitions(n),
@@ -128,6 +166,52 @@ fn check<B: Backend>(backend: Arc<B>, study: &impl Study, plain: Option<usize>) 
         us(mid),
         us(medians[0]),
         us(medians[medians.len() - 1]),
+    );
+    Ok(())
+}
+
+/// Measures every database's best in [`ACROSS_ROUNDS`] rounds, each round in an order
+/// rotated by one, and prints each one's median of its rounds and the range of those
+/// medians (max/min - 1).
+fn across<B: Backend>(
+    evaluator: &KernelEvaluator<B>,
+    info: &common::Info,
+    dbs: &[PathBuf],
+    configs: &[Config],
+) -> Result<()> {
+    let space: &Space = &info.space;
+    let mut times = vec![Vec::new(); configs.len()];
+    for round in 0..ACROSS_ROUNDS {
+        for k in 0..configs.len() {
+            let i = (k + round) % configs.len();
+            let m = evaluator
+                .prepare(space, &configs[i])
+                .and_then(|p| evaluator.measure(space, &configs[i], p))
+                .map_err(|f| Error::KernelSpec(f.to_string()))?;
+            times[i].push(m.cost.as_secs_f64() * 1e6);
+        }
+    }
+    let mut medians = Vec::new();
+    for ((db, config), t) in dbs.iter().zip(configs).zip(&mut times) {
+        t.sort_by(f64::total_cmp);
+        let mid = t[t.len() / 2];
+        medians.push(mid);
+        println!(
+            "ACROSS\t{}\t{}\t{mid:.3}\t{:.3}\t{:.3}",
+            db.display(),
+            space.describe(config),
+            t[0],
+            t[t.len() - 1]
+        );
+    }
+    let lo = medians.iter().copied().fold(f64::INFINITY, f64::min);
+    let hi = medians.iter().copied().fold(0.0, f64::max);
+    println!(
+        "ACROSS-RANGE\t{} [{}]\t{} databases, {ACROSS_ROUNDS} rounds in one process\tmin {lo:.3} us, max {hi:.3} us\trange {:.2}%",
+        info.name,
+        info.input,
+        dbs.len(),
+        100.0 * (hi / lo - 1.0)
     );
     Ok(())
 }

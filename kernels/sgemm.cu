@@ -13,7 +13,9 @@
 //   UNR          1: fully unrolled inner loop over BK; 0: not unrolled
 //   SWZ          block rasterisation: SWZ consecutive block rows share B tiles in L2
 //   MINB         minimum resident blocks per multiprocessor (__launch_bounds__)
-// Fixed defines: M, N, K (multiples of BM, BN, BK; the tuner's constraints ensure it).
+// Fixed defines: M, N, K (multiples of BM, BN, BK; the tuner's constraints ensure it), or
+// SIZE_ARGS: M, N, K are the last three arguments instead (one binary for every size; the
+// caller pads to multiples of BM, BN, BK, as examples/select_gemm does).
 // Launch: block (BM/TM)*(BN/TN) threads, grid (N/BN, M/BM), dynamic shared memory
 // (DB+1) * BK * ((BM+PADA) + (BN+PADB)) * 4 bytes.
 
@@ -56,8 +58,13 @@ __device__ __forceinline__ void load_vec_b(float* r, const float* __restrict__ p
 }
 
 extern "C" __global__ void __launch_bounds__(NT, MINB)
+#ifdef SIZE_ARGS
+sgemm(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
+      float alpha, float beta, const int M, const int N, const int K) {
+#else
 sgemm(float* __restrict__ C, const float* __restrict__ A, const float* __restrict__ B,
       float alpha, float beta) {
+#endif
     extern __shared__ __align__(16) float smem[];
     float* As = smem;                          // [NBUF][BK][LDA_S], A transposed
     float* Bs = smem + NBUF * BK * LDA_S;      // [NBUF][BK][LDB_S]

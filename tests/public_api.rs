@@ -128,10 +128,12 @@ mod select {
     use tune::select::cross::cross_evaluate;
     use tune::select::features::{components, names, of};
     use tune::select::matrix::{best_in, score};
+    use tune::select::nested;
     use tune::select::report::{Report, Row};
     use tune::select::set::{choose, UNMEASURED};
     use tune::select::{classify, cross, deploy, features, matrix, report, set};
     use tune::select::{evaluate, group_splits, measured, needed, random_split, tune_inputs};
+    use tune::select::{Choice, Nested, Recipe};
     use tune::select::{Classifier, Input, Matrix, Node, Normalisation, Plan, Score};
     use tune::select::{Selector, SetMethod, Split, Stats, TreeLimits};
 }

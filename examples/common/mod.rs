@@ -5,9 +5,11 @@
 //!
 //! Environment: `TUNE_EVALS` and `TUNE_SECONDS` set the budget, `TUNE_TECHNIQUE` the search
 //! technique (default: the bandit ensemble), `TUNE_RESUME=1` resumes from the log of an
-//! earlier (killed) run instead of starting afresh, `TUNE_SEED` the search's seed and
-//! `TUNE_DB` the tuning database's folder (default `tuning/`); `TUNE_OPENCL_DEVICE` and
-//! `TUNE_CUDA_DEVICE` pick the device.
+//! earlier (killed) run instead of starting afresh, `TUNE_SEED` the search's seed,
+//! `TUNE_POLISH` how many evaluations may follow the search to climb from its best through
+//! one-parameter neighbours (default 0, see `Tuner::polish`) and `TUNE_DB` the tuning
+//! database's folder (default `tuning/`); `TUNE_OPENCL_DEVICE` and `TUNE_CUDA_DEVICE` pick
+//! the device.
 //!
 //! What only CUDA has (cuBLAS, timed the way tune times a kernel) is in [`cuda`].
 #![allow(dead_code)]
@@ -149,6 +151,7 @@ pub fn tune_case<B: Backend>(
                 | WholeSpace,
         )
         .seed(env_or("TUNE_SEED", options.seed))
+        .polish(env_or("TUNE_POLISH", 0))
         .batch(options.batch.unwrap_or(threads.max(2)))
         .log(&log)
         .resume(resume)

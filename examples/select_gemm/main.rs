@@ -6,8 +6,9 @@
 //! ```text
 //! # CPU (no GPU): a blocked GEMM on the shapes of at most 0.1 GFLOP (bench/select/RESULTS.md)
 //! cargo run --release --features select --example select_gemm -- cpu [MAX_GFLOP] [EVALS]
-//! # GPU: XgemmDirect, every configuration compiled once, sizes as kernel arguments
-//! cargo run --release --features select,cuda --example select_gemm -- gpu --backend cuda [POOL] [EVALS]
+//! # GPU: XgemmDirect (and on CUDA the tiled SGEMM, padded), every configuration compiled
+//! # once, sizes as kernel arguments
+//! cargo run --release --features select,cuda --example select_gemm -- gpu --backend cuda [POOL] [EVALS] [TILED]
 //! # the tables again from a recorded matrix (and cuBLAS times)
 //! cargo run --release --features select --example select_gemm -- analyse OUT_DIR
 //! ```
@@ -23,6 +24,7 @@
 
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 
+mod candidates;
 #[path = "../common/mod.rs"]
 mod common;
 mod gpu;
@@ -298,7 +300,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     println!("{report}");
 
     // Ship: the selector of every shape, compiled into `gemm_cpu_auto` on the next build.
-    let selector = pipeline::deploy(&m)?;
+    let (selector, _) = pipeline::deploy(&m)?;
     db.record_selector(&selector)?;
     let source = selector.rust(<GemmCpuConfig as tune::__private::Tunable>::FINGERPRINT)?;
     tune::results::write_atomic(

@@ -55,9 +55,12 @@ pub struct KernelEvaluator<B: Backend> {
     spec: KernelSpec,
     source_hash: u64,
     buffers: Mutex<Vec<B::Buffer>>,
-    /// Every buffer's initial contents as bytes, converted once: restored before every
-    /// measurement (converting a large input anew each time cost more than copying it).
+    /// Every buffer's initial contents as bytes, converted once: they are uploaded again
+    /// before every configuration.
     initial: Vec<Vec<u8>>,
+    /// Where outputs are read back to, reused from one configuration to the next (tens of
+    /// megabytes for a large output: allocating them anew costs page faults every time).
+    readback: Mutex<Vec<Vec<u8>>>,
     expected: Option<Vec<HostData>>,
     cache: Mutex<HashMap<CacheKey, Arc<B::Kernel>>>,
     time_limit_ns: AtomicU64,
@@ -128,12 +131,11 @@ impl<B: Backend> KernelEvaluator<B> {
         let mut initial = Vec::new();
         for a in &spec.args {
             if let ArgSpec::Buffer(b) = a {
-                let bytes = b.data.len() * b.data.elem_bytes();
-                let mut buf = backend.alloc(bytes.max(1))?;
-                let data = b.data.to_bytes();
-                backend.write(&mut buf, &data)?;
+                let bytes = b.data.to_bytes();
+                let mut buf = backend.alloc(bytes.len().max(1))?;
+                backend.write(&mut buf, &bytes)?;
                 buffers.push(buf);
-                initial.push(data);
+                initial.push(bytes);
             }
         }
         let mut ev = KernelEvaluator {
@@ -142,6 +144,7 @@ impl<B: Backend> KernelEvaluator<B> {
             spec,
             buffers: Mutex::new(buffers),
             initial,
+            readback: Mutex::new(Vec::new()),
             expected: None,
             cache: Mutex::new(HashMap::new()),
             time_limit_ns: AtomicU64::new(0),
@@ -468,9 +471,9 @@ impl<B: Backend> KernelEvaluator<B> {
     }
 
     fn restore(&self, buffers: &mut [B::Buffer]) -> Result<(), Failure> {
-        for (buf, data) in buffers.iter_mut().zip(&self.initial) {
+        for (buf, bytes) in buffers.iter_mut().zip(&self.initial) {
             self.backend
-                .write(buf, data)
+                .write(buf, bytes)
                 .map_err(|e| Failure::Other(format!("restoring inputs: {e}")))?;
         }
         Ok(())
@@ -537,13 +540,45 @@ impl<B: Backend> KernelEvaluator<B> {
         }
     }
 
-    fn validate(&self, actual: &[HostData]) -> Result<(), Failure> {
-        crate::backend::validate::check_outputs(
-            self.expected.as_deref(),
-            actual,
-            self.spec.comparator.as_ref(),
-            &self.spec.tolerance,
-        )
+    /// Reads every output back and checks it against its reference: with the tolerance on
+    /// the bytes as read (in parallel, no conversion), with a user comparator on typed data.
+    fn validate(&self, buffers: &[B::Buffer], expected: &[HostData]) -> Result<(), Failure> {
+        let mut readback = self
+            .readback
+            .lock()
+            .map_err(|_| Failure::Other("read-back lock poisoned".into()))?;
+        let outputs: Vec<(usize, &BufferArg)> = self
+            .spec
+            .args
+            .iter()
+            .filter_map(|a| match a {
+                ArgSpec::Buffer(b) => Some(b),
+                _ => None,
+            })
+            .enumerate()
+            .filter(|(_, b)| b.output)
+            .collect();
+        readback.resize(outputs.len(), Vec::new());
+        for (k, (((bi, b), e), bytes)) in outputs
+            .iter()
+            .zip(expected)
+            .zip(readback.iter_mut())
+            .enumerate()
+        {
+            bytes.resize(b.data.len() * b.data.elem_bytes(), 0);
+            let buf = buffers
+                .get(*bi)
+                .ok_or_else(|| Failure::Other("missing buffer".into()))?;
+            self.backend
+                .read(buf, bytes)
+                .map_err(|e| Failure::Launch(format!("reading outputs: {e}")))?;
+            let r = match &self.spec.comparator {
+                Some(c) => c(e, &b.data.from_bytes_like(bytes)),
+                None => self.spec.tolerance.check_bytes(e, bytes),
+            };
+            r.map_err(|m| Failure::WrongResult(format!("output {k}: {m}")))?;
+        }
+        Ok(())
     }
 }
 
@@ -656,13 +691,13 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
         if first.as_nanos() > self.time_limit_ns() {
             return Err(Failure::Timeout(first));
         }
-        let validation = if self.expected.is_some() {
-            let t = Instant::now();
-            let out = self.read_outputs(&buffers)?;
-            self.validate(&out)?;
-            Some(t.elapsed())
-        } else {
-            None
+        let validation = match &self.expected {
+            Some(expected) => {
+                let t = Instant::now();
+                self.validate(&buffers, expected)?;
+                Some(t.elapsed())
+            }
+            None => None,
         };
         if first.as_nanos() > self.slow_limit_ns() {
             return Ok(Measured::stopped_after(first, validation));

@@ -5,11 +5,63 @@ use std::fmt;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
+use rayon::prelude::*;
 
 use crate::{Error, Result};
 
+/// Elements per parallel task of a byte conversion; smaller data is converted on the
+/// calling thread.
+const CONVERT_CHUNK: usize = 1 << 16;
+
+/// `v` as bytes in native order, in parallel for large buffers (inputs are uploaded again
+/// before every configuration).
+fn to_ne_bytes<T: Element>(v: &[T]) -> Vec<u8> {
+    let b = T::BYTES;
+    let mut out = vec![0u8; v.len() * b];
+    let convert = |o: &mut [u8], v: &[T]| {
+        for (o, &x) in o.chunks_exact_mut(b).zip(v) {
+            x.write_ne(o);
+        }
+    };
+    if v.len() <= CONVERT_CHUNK {
+        convert(&mut out, v);
+    } else {
+        out.par_chunks_mut(b * CONVERT_CHUNK)
+            .zip(v.par_chunks(CONVERT_CHUNK))
+            .for_each(|(o, v)| convert(o, v));
+    }
+    out
+}
+
+/// The elements in `bytes` (native order; a trailing partial element is ignored), in
+/// parallel for large buffers (outputs are read back after every configuration).
+fn from_ne_bytes<T: Element>(bytes: &[u8]) -> Vec<T> {
+    let b = T::BYTES;
+    let n = bytes.len() / b;
+    if n <= CONVERT_CHUNK {
+        return bytes.chunks_exact(b).map(T::read_ne).collect();
+    }
+    let mut out = vec![T::from_f64(0.0); n];
+    out.par_chunks_mut(CONVERT_CHUNK)
+        .zip(bytes[..n * b].par_chunks(b * CONVERT_CHUNK))
+        .for_each(|(o, c)| {
+            for (o, c) in o.iter_mut().zip(c.chunks_exact(b)) {
+                *o = T::read_ne(c);
+            }
+        });
+    out
+}
+
 mod sealed {
-    pub trait Sealed {}
+    /// What only this crate's element types do: byte conversions in native order.
+    pub trait Sealed: Sized {
+        /// Bytes per element.
+        const BYTES: usize;
+        /// Writes the value into `out` (`BYTES` long).
+        fn write_ne(self, out: &mut [u8]);
+        /// The value in `bytes` (`BYTES` long).
+        fn read_ne(bytes: &[u8]) -> Self;
+    }
 }
 
 /// An element type of kernel buffers and scalars: the fixed-size integers and floats.
@@ -57,29 +109,13 @@ macro_rules! elements {
             /// The contents as bytes in native byte order.
             pub fn to_bytes(&self) -> Vec<u8> {
                 match self {
-                    $(HostData::$var(v) => {
-                        // Sized up front: collecting a flat_map grows the vector step by step.
-                        let mut out = Vec::with_capacity(v.len() * std::mem::size_of::<$t>());
-                        for x in v {
-                            out.extend_from_slice(&x.to_ne_bytes());
-                        }
-                        out
-                    })*
+                    $(HostData::$var(v) => to_ne_bytes(v),)*
                 }
             }
             /// Data of the same type and length as `self`, read from `bytes`.
             pub fn from_bytes_like(&self, bytes: &[u8]) -> HostData {
                 match self {
-                    $(HostData::$var(_) => HostData::$var(
-                        bytes
-                            .chunks_exact(std::mem::size_of::<$t>())
-                            .map(|c| {
-                                let mut a = [0u8; std::mem::size_of::<$t>()];
-                                a.copy_from_slice(c);
-                                <$t>::from_ne_bytes(a)
-                            })
-                            .collect(),
-                    ),)*
+                    $(HostData::$var(_) => HostData::$var(from_ne_bytes(bytes)),)*
                 }
             }
             /// Element `i` as `f64`.
@@ -89,7 +125,17 @@ macro_rules! elements {
         }
 
         $(
-            impl sealed::Sealed for $t {}
+            impl sealed::Sealed for $t {
+                const BYTES: usize = std::mem::size_of::<$t>();
+                fn write_ne(self, out: &mut [u8]) {
+                    out.copy_from_slice(&self.to_ne_bytes());
+                }
+                fn read_ne(bytes: &[u8]) -> Self {
+                    let mut a = [0u8; std::mem::size_of::<$t>()];
+                    a.copy_from_slice(bytes);
+                    <$t>::from_ne_bytes(a)
+                }
+            }
             impl Element for $t {
                 const C_NAME: &'static str = $cname;
                 fn to_f64(self) -> f64 { self as f64 }

@@ -83,3 +83,6 @@ pub use validate::{Comparator, ReferenceFn, ReferenceKernel, Tolerance};
 #[cfg(test)]
 #[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 mod tests;
+#[cfg(test)]
+#[allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
+mod tests_validate;

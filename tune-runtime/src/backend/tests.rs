@@ -644,3 +644,47 @@ fn compilations_past_the_limit_are_timeouts() {
     assert!(t.elapsed() < Duration::from_millis(1000));
     assert!(slow(Duration::from_secs(30)).prepare(&s, &c).is_ok());
 }
+
+/// Outputs are checked in parallel chunks, from the bytes read back: a configuration that
+/// leaves only the last elements of a large output unwritten is still caught, right after a
+/// right one filled them (outputs are reset before every configuration), with the tolerance
+/// and with a comparator.
+#[test]
+fn a_wrong_tail_of_a_large_output_is_caught_after_a_right_configuration() {
+    const BIG: usize = 3 * 65536 + 100;
+    let s = SpaceBuilder::new()
+        .param(Param::<usize>::values("X", [1, 2]))
+        .build()
+        .unwrap();
+    let spec = || {
+        KernelSpec::new(SRC, "scale")
+            // X = 2 launches one work-item too few: the last two outputs stay unwritten.
+            .global(|c| match c.get::<usize>(0) {
+                2 => [BIG / 2 - 1],
+                _ => [BIG],
+            })
+            .scalar(BIG as i32)
+            .buffer(BufferArg::random::<f32>(BIG, 7))
+            .buffer(BufferArg::zeros::<f32>(BIG).output())
+            .reference(|a| {
+                let x = a.buffer::<f32>(1)?;
+                Ok(vec![x.iter().map(|v| 2.0 * v).collect::<Vec<f32>>().into()])
+            })
+    };
+    let (right, short) = (s.get(0).unwrap(), s.get(1).unwrap());
+    for spec in [
+        spec(),
+        spec().comparator(|e, a| Tolerance::default().check(e, a)),
+    ] {
+        let ev = KernelEvaluator::<Fake>::new(Fake::new(), &s, spec).unwrap();
+        assert!(eval(&ev, &s, &right).is_ok());
+        match eval(&ev, &s, &short) {
+            Err(Failure::WrongResult(m)) => assert!(
+                m.contains(&format!("2 of {BIG} elements differ; first at {}", BIG - 2)),
+                "{m}"
+            ),
+            other => panic!("expected a wrong result, got {other:?}"),
+        }
+        assert!(eval(&ev, &s, &right).is_ok());
+    }
+}

@@ -4,7 +4,9 @@
 use std::fmt;
 use std::sync::Arc;
 
-use super::host::{HostArgs, HostData};
+use rayon::prelude::*;
+
+use super::host::{Element, HostArgs, HostData};
 use crate::space::Config;
 use crate::Result;
 
@@ -52,17 +54,87 @@ impl Tolerance {
                 expected.type_name()
             ));
         }
+        match (expected, actual) {
+            (HostData::F32(e), HostData::F32(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::F64(e), HostData::F64(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::I8(e), HostData::I8(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::U8(e), HostData::U8(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::I16(e), HostData::I16(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::U16(e), HostData::U16(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::I32(e), HostData::I32(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::U32(e), HostData::U32(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::I64(e), HostData::I64(a)) => self.compare(e, Actual::Typed(a)),
+            (HostData::U64(e), HostData::U64(a)) => self.compare(e, Actual::Typed(a)),
+            _ => Err(format!(
+                "output is {}, the reference {}",
+                actual.type_name(),
+                expected.type_name()
+            )),
+        }
+    }
+
+    /// [`Tolerance::check`] of an output read back as bytes (native order, the reference's
+    /// element type), without converting it first: the evaluator checks every
+    /// configuration's outputs this way.
+    pub(crate) fn check_bytes(&self, expected: &HostData, actual: &[u8]) -> Result<(), String> {
         let n = expected.len();
-        let pairs = (0..n).filter_map(|i| Some((i, expected.get_f64(i)?, actual.get_f64(i)?)));
+        if actual.len() != n * expected.elem_bytes() {
+            return Err(format!(
+                "output has {} bytes, the reference {n} x {} ({} bytes)",
+                actual.len(),
+                expected.type_name(),
+                n * expected.elem_bytes()
+            ));
+        }
+        match expected {
+            HostData::F32(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::F64(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::I8(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::U8(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::I16(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::U16(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::I32(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::U32(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::I64(e) => self.compare(e, Actual::Bytes(actual)),
+            HostData::U64(e) => self.compare(e, Actual::Bytes(actual)),
+        }
+    }
+
+    /// The comparison on typed slices of one length, in chunks on rayon's pool (an output of
+    /// tens of millions of elements is checked for every configuration); the chunks' results
+    /// are combined in order, so the count, the first mismatch and the norms do not depend
+    /// on the number of threads.
+    fn compare<T: Element>(&self, expected: &[T], actual: Actual<'_, T>) -> Result<(), String> {
+        let n = expected.len();
+        let one = |k: usize| {
+            let (lo, hi) = (k * CHUNK, ((k + 1) * CHUNK).min(n));
+            let e = &expected[lo..hi];
+            match actual {
+                Actual::Typed(a) => self.chunk(lo, e, a[lo..hi].iter().copied()),
+                Actual::Bytes(b) => self.chunk(
+                    lo,
+                    e,
+                    b[lo * T::BYTES..hi * T::BYTES]
+                        .chunks_exact(T::BYTES)
+                        .map(T::read_ne),
+                ),
+            }
+        };
+        let count = n.div_ceil(CHUNK);
+        let chunks: Vec<Chunk> = if count <= 1 {
+            (0..count).map(one).collect()
+        } else {
+            (0..count).into_par_iter().map(one).collect()
+        };
         match *self {
             Tolerance::Norm(eps) => {
                 let (mut diff, mut norm) = (0.0f64, 0.0f64);
-                for (i, e, a) in pairs {
-                    if !a.is_finite() && e.is_finite() {
+                for c in &chunks {
+                    if let Some((i, e, a)) = c.first {
                         return Err(format!("element {i}: {a} where {e} was expected"));
                     }
-                    diff += (a - e) * (a - e);
-                    norm += e * e;
+                    diff += c.diff;
+                    norm += c.norm;
                 }
                 let (diff, norm) = (diff.sqrt(), norm.sqrt());
                 if diff <= eps * norm || diff == 0.0 {
@@ -75,27 +147,8 @@ impl Tolerance {
                 }
             }
             _ => {
-                let (abs, rel, exact) = match *self {
-                    Tolerance::Exact => (0.0, 0.0, true),
-                    Tolerance::Absolute(a) => (a, 0.0, false),
-                    Tolerance::Relative(r) => (0.0, r, false),
-                    Tolerance::PerElement { abs, rel } => (abs, rel, false),
-                    Tolerance::Norm(_) => (0.0, 0.0, false),
-                };
-                let mut bad = 0usize;
-                let mut first = None;
-                for (i, e, a) in pairs {
-                    let ok = if exact {
-                        a == e || (a.is_nan() && e.is_nan())
-                    } else {
-                        (a - e).abs() <= abs + rel * e.abs()
-                    };
-                    if !ok {
-                        bad += 1;
-                        first.get_or_insert((i, e, a));
-                    }
-                }
-                match first {
+                let bad: usize = chunks.iter().map(|c| c.bad).sum();
+                match chunks.iter().find_map(|c| c.first) {
                     None => Ok(()),
                     Some((i, e, a)) => Err(format!(
                         "{bad} of {n} elements differ; first at {i}: {a} where {e} was expected"
@@ -104,6 +157,76 @@ impl Tolerance {
             }
         }
     }
+
+    /// One chunk starting at element `offset`: for the norm, the sums of squares and the
+    /// first non-finite output where the reference is finite; otherwise the count of
+    /// elements out of tolerance and the first of them.
+    fn chunk<T: Element>(
+        &self,
+        offset: usize,
+        expected: &[T],
+        actual: impl Iterator<Item = T>,
+    ) -> Chunk {
+        let mut c = Chunk::default();
+        let pairs = expected
+            .iter()
+            .zip(actual)
+            .enumerate()
+            .map(|(i, (e, a))| (offset + i, e.to_f64(), a.to_f64()));
+        if let Tolerance::Norm(_) = self {
+            for (i, e, a) in pairs {
+                if !a.is_finite() && e.is_finite() {
+                    c.first = Some((i, e, a));
+                    return c;
+                }
+                c.diff += (a - e) * (a - e);
+                c.norm += e * e;
+            }
+            return c;
+        }
+        let (abs, rel, exact) = match *self {
+            Tolerance::Absolute(a) => (a, 0.0, false),
+            Tolerance::Relative(r) => (0.0, r, false),
+            Tolerance::PerElement { abs, rel } => (abs, rel, false),
+            Tolerance::Exact | Tolerance::Norm(_) => (0.0, 0.0, true),
+        };
+        for (i, e, a) in pairs {
+            let ok = if exact {
+                a == e || (a.is_nan() && e.is_nan())
+            } else {
+                (a - e).abs() <= abs + rel * e.abs()
+            };
+            if !ok {
+                c.bad += 1;
+                c.first.get_or_insert((i, e, a));
+            }
+        }
+        c
+    }
+}
+
+/// Elements per chunk of a parallel comparison: large enough that a chunk's work (tens of
+/// microseconds) outweighs handing it to a thread.
+const CHUNK: usize = 1 << 16;
+
+/// The output being checked: typed, or as read back from the device.
+#[derive(Clone, Copy)]
+enum Actual<'a, T> {
+    Typed(&'a [T]),
+    Bytes(&'a [u8]),
+}
+
+/// What one chunk of a comparison found.
+#[derive(Default)]
+struct Chunk {
+    /// Elements out of tolerance.
+    bad: usize,
+    /// The first of them (index, expected, actual); for the norm, the first non-finite one.
+    first: Option<(usize, f64, f64)>,
+    /// Sum of squared differences (norm only).
+    diff: f64,
+    /// Sum of squared reference values (norm only).
+    norm: f64,
 }
 
 /// Checks every output against its reference (none: nothing to check), with the comparator

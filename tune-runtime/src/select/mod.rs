@@ -12,6 +12,8 @@
 //! - [`deploy`]: the [`Selector`] that ships, and its Rust source for
 //!   `#[tunable(select = "..")]`.
 //! - [`report`]: splits of the inputs and the tables (every method x classifier x k).
+//! - [`nested`]: which set method and tree ship, chosen by cross-validation inside the
+//!   training inputs ([`Nested`]), so that a test score of the choice is not peeked at.
 //!
 //! ```
 //! # fn main() -> tune_runtime::Result<()> {
@@ -41,6 +43,7 @@ pub mod cross;
 pub mod deploy;
 pub mod features;
 pub mod matrix;
+pub mod nested;
 pub mod report;
 pub mod set;
 
@@ -48,5 +51,6 @@ pub use classify::{Classifier, Node, TreeLimits};
 pub use cross::{measured, tune_inputs, Plan, Stats};
 pub use deploy::Selector;
 pub use matrix::{Input, Matrix, Normalisation, Score};
+pub use nested::{Choice, Nested, Recipe};
 pub use report::{evaluate, group_splits, needed, random_split, Report, Split};
 pub use set::SetMethod;

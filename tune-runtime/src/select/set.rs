@@ -172,7 +172,8 @@ fn kmeans(rows: &[Vec<f64>], k: usize, pca: Option<usize>) -> Result<Vec<usize>>
 }
 
 /// The rows projected on their first `dims` principal components (fewer where there are
-/// too few rows or columns for `dims`; unchanged for a single row or column).
+/// too few rows or columns for `dims`; unchanged for a single row or column, and where
+/// linfa's eigen-solver fails).
 fn project(data: Array2<f64>, dims: usize) -> Result<Array2<f64>> {
     let (n, d) = data.dim();
     // PCA needs more features than dimensions, and at least two samples.
@@ -180,9 +181,15 @@ fn project(data: Array2<f64>, dims: usize) -> Result<Array2<f64>> {
         return Ok(data);
     }
     let dims = dims.min(d - 1).min(n - 1).max(1);
-    let model = Pca::params(dims)
-        .fit(&DatasetBase::from(data.clone()))
-        .map_err(|e| Error::Select(format!("pca: {e}")))?;
+    // linfa's LOBPCG panics ("NaN values in array") on some exactly degenerate matrices,
+    // e.g. one-hot rows after a cutoff: k-means then clusters the rows unprojected
+    // rather than the whole choice failing.
+    let fitted =
+        std::panic::catch_unwind(|| Pca::params(dims).fit(&DatasetBase::from(data.clone())));
+    let Ok(fitted) = fitted else {
+        return Ok(data);
+    };
+    let model = fitted.map_err(|e| Error::Select(format!("pca: {e}")))?;
     // On a bare array, linfa's `predict` returns the projection (on a dataset it would
     // return the dataset, its records unchanged, with the projection as targets).
     Ok(model.predict(&data))
@@ -246,6 +253,38 @@ mod tests {
     use crate::param::Value;
     use crate::results::Named;
     use crate::select::matrix::{best_in, score, Input};
+
+    /// A bug: on one-hot rows (every input has one configuration within 90% of its best;
+    /// groups of 10 inputs share it), PCA after the cutoff made linfa's eigen-solver panic
+    /// inside `choose`.
+    #[test]
+    fn pca_on_one_hot_rows_does_not_panic() {
+        let mut m = Matrix::new("t", "d", vec!["n".into()]);
+        for c in 0..6 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for i in 0..60 {
+            let row = m.add_input(Input {
+                key: format!("n={i}"),
+                features: vec![i as f64],
+                groups: vec![],
+            });
+            for c in 0..6 {
+                let own = i / 10 == c;
+                m.set(row, c, if own { 1.0 } else { 2.0 + c as f64 })
+                    .unwrap();
+            }
+        }
+        // 32 of the first 40 inputs (one fold of a 5-fold split left out).
+        let train = [
+            0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 19, 20, 21, 22, 25, 26, 27, 28,
+            29, 30, 32, 34, 35, 37, 38, 39,
+        ];
+        for norm in Normalisation::ALL {
+            let set = choose(&m, &train, 4, SetMethod::PcaKMeans(norm)).unwrap();
+            assert_eq!(set.len(), 4, "{norm:?}");
+        }
+    }
 
     /// Two kinds of inputs: small ones, fastest with configurations 0..4 (one of which
     /// wins each), and large ones, where configuration 5 is the only good one.

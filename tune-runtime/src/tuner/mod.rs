@@ -50,6 +50,7 @@ use crate::Result;
 mod bar;
 mod finish;
 pub mod online;
+mod polish;
 mod pool;
 mod result;
 mod run;
@@ -97,6 +98,7 @@ pub struct Tuner<E: Evaluator> {
     database: Option<Database>,
     policy: Policy,
     remeasure: Remeasure,
+    polish: u64,
     baselines: Vec<Baseline<E::Cost>>,
     fingerprint: Option<String>,
 }
@@ -113,6 +115,7 @@ impl<E: Evaluator> std::fmt::Debug for Tuner<E> {
             .field("threads", &self.threads)
             .field("asynchronous", &self.asynchronous)
             .field("remeasure", &self.remeasure)
+            .field("polish", &self.polish)
             .field("log", &self.log)
             .finish_non_exhaustive()
     }
@@ -144,6 +147,7 @@ impl<E: Evaluator> Tuner<E> {
             database: None,
             policy: Policy::KeepBetter,
             remeasure: Remeasure::default(),
+            polish: 0,
             baselines: Vec::new(),
             fingerprint: None,
         }
@@ -175,6 +179,17 @@ impl<E: Evaluator> Tuner<E> {
     /// The seed handed to the technique (default 0): same seed, same run.
     pub fn seed(mut self, seed: u64) -> Self {
         self.seed = seed;
+        self
+    }
+
+    /// After the search (when its abort condition or the technique ends it), measure up to
+    /// `evaluations` more: the unmeasured one-parameter neighbours of the best so far, and
+    /// of a better one when a neighbour is better (a hill climb), until none is left
+    /// (default 0: no polish). These come on top of the abort condition's budget; they are
+    /// logged like any evaluation, before the final re-measurement. Not with several
+    /// devices measuring at once ([`crate::scale`]).
+    pub fn polish(mut self, evaluations: u64) -> Self {
+        self.polish = evaluations;
         self
     }
 
@@ -345,6 +360,7 @@ impl<E: Evaluator> Tuner<E> {
             database: self.database,
             policy: self.policy,
             remeasure: self.remeasure,
+            polish: self.polish,
             baselines: self.baselines,
             fingerprint: self.fingerprint,
         }
@@ -355,6 +371,8 @@ impl<E: Evaluator> Tuner<E> {
 mod tests;
 #[cfg(test)]
 mod tests_costs;
+#[cfg(test)]
+mod tests_polish;
 #[cfg(test)]
 mod tests_remeasure;
 #[cfg(test)]

@@ -8,12 +8,13 @@ use std::time::{Duration, Instant};
 
 use super::bar::Bar;
 use super::finish::{self, Finish};
+use super::polish::Polish;
 use super::pool::{prepare, Pool, Prepared, Wait};
 use super::spread;
 use super::state::{Outcome, State};
 use super::stream;
 use super::{Tuner, TuningResult};
-use crate::abort::{AbortCondition, WholeSpace};
+use crate::abort::{AbortCondition, Evaluations, WholeSpace};
 use crate::error::panic_message;
 use crate::evaluate::{Evaluator, Failure};
 use crate::measure::admit;
@@ -103,6 +104,7 @@ impl<E: Evaluator> Tuner<E> {
             database,
             policy,
             remeasure,
+            polish,
             mut baselines,
             fingerprint,
         } = self;
@@ -188,28 +190,36 @@ impl<E: Evaluator> Tuner<E> {
                     abort.as_ref(),
                 )?;
                 state.template.measured_on = devices.serial_unit();
-            } else if let (true, Some(pool), false) =
-                (asynchronous, pool.as_ref(), simulated(&evaluator, &space))
-            {
-                state.waited = stream::search(
-                    &mut state,
-                    &evaluator,
-                    &space,
-                    technique.as_mut(),
-                    abort.as_ref(),
-                    pool,
-                    batch,
-                )?;
             } else {
-                state.waited = search(
-                    &mut state,
-                    &evaluator,
-                    &space,
-                    technique.as_mut(),
-                    abort.as_ref(),
-                    pool.as_ref(),
-                    batch,
-                )?;
+                // Asynchronously when asked, there are preparation threads, and the evaluator
+                // measures for real (simulation stays reproducible).
+                let streaming = match pool.as_ref() {
+                    Some(p) if asynchronous && !simulated(&evaluator, &space) => Some(p),
+                    _ => None,
+                };
+                let run = |state: &mut State<E::Cost>,
+                           technique: &mut dyn Technique,
+                           abort: &dyn AbortCondition| match streaming {
+                    Some(p) => {
+                        stream::search(state, &evaluator, &space, technique, abort, p, batch)
+                    }
+                    None => search(
+                        state,
+                        &evaluator,
+                        &space,
+                        technique,
+                        abort,
+                        pool.as_ref(),
+                        batch,
+                    ),
+                };
+                state.waited = run(&mut state, technique.as_mut(), abort.as_ref())?;
+                if polish > 0 {
+                    let mut climb = Polish::new(state.memo.iter().map(|(&i, &c)| (i, c)));
+                    let until = Evaluations(state.progress.evaluations.saturating_add(polish));
+                    let waited = run(&mut state, &mut climb, &until)?;
+                    state.waited += waited;
+                }
             }
             state.bar.finish(&state.progress);
             finish::remeasure(

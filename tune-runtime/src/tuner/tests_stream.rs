@@ -153,3 +153,22 @@ fn the_default_technique_measures_exactly_the_budget_asynchronously() {
     seen.dedup();
     assert_eq!(seen.len(), 9);
 }
+
+#[test]
+fn the_polish_runs_asynchronously_too_within_its_budget() {
+    let eval = Compiler::new(Duration::from_millis(5));
+    let r = Tuner::new(space(), &eval)
+        .technique(Script::new([10]))
+        .batch(4)
+        .threads(4)
+        .asynchronous(true)
+        .abort(Evaluations(1))
+        .polish(5)
+        .remeasure(Remeasure::off())
+        .progress(false)
+        .run()
+        .unwrap();
+    assert_eq!(r.evaluations, 6);
+    assert_eq!(eval.prepared.load(Ordering::Relaxed), 6);
+    assert!(r.best.config.get::<u32>(0) < 10);
+}
