@@ -223,6 +223,26 @@ fn cublas_is_timed_per_call_and_right(cuda: Arc<Cuda>) {
     );
 }
 
+fn the_compile_cache_spares_a_second_run_nvrtc(_: Arc<Cuda>) {
+    let dir = tempfile::tempdir().unwrap();
+    let n = 1 << 12;
+    let compiles = || {
+        let cuda = Cuda::open(0).unwrap().compile_cache(dir.path());
+        let t = target(&cuda);
+        let (space, spec) = saxpy_case(&cuda, n, Saxpy::new(n).source(&t).unwrap());
+        let eval = KernelEvaluator::new(cuda, &space, spec).unwrap();
+        let config = space
+            .iter()
+            .find(|c| (32..=1024).contains(&c.get::<usize>(saxpy::LS)))
+            .unwrap();
+        let prepared = eval.prepare(&space, &config).unwrap();
+        assert!(eval.measure(&space, &config, prepared).is_ok());
+        eval.backend().compile_stats().1
+    };
+    assert_eq!(compiles(), 1);
+    assert_eq!(compiles(), 0);
+}
+
 fn main() -> ExitCode {
     let mut suite = harness::Suite::new();
     suite.device(
@@ -231,7 +251,7 @@ fn main() -> ExitCode {
         missing_cuda_is_backend_unavailable,
     );
     let gpu = probe();
-    let tests: [harness::DeviceTest<Arc<Cuda>>; 6] = [
+    let tests: [harness::DeviceTest<Arc<Cuda>>; 7] = [
         (
             "saxpy_measures_and_validates_on_the_gpu",
             saxpy_measures_and_validates_on_the_gpu,
@@ -255,6 +275,10 @@ fn main() -> ExitCode {
         (
             "cublas_is_timed_per_call_and_right",
             cublas_is_timed_per_call_and_right,
+        ),
+        (
+            "the_compile_cache_spares_a_second_run_nvrtc",
+            the_compile_cache_spares_a_second_run_nvrtc,
         ),
     ];
     for (name, f) in tests

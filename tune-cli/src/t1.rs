@@ -49,6 +49,18 @@ pub struct RunArgs {
     /// Configurations compiled ahead in parallel while one is measured (default: the CPU count).
     #[arg(long)]
     pub batch: Option<usize>,
+    /// Measure in batches, in the order the technique proposed them, instead of keeping the
+    /// compiler threads busy: slower when compile times vary, but the same seed gives the
+    /// same proposals as long as the measured costs are the same.
+    #[arg(long)]
+    pub in_order: bool,
+    /// Keep NVRTC's outputs here and reuse them in later runs (CUDA; default: `$TUNE_CACHE_DIR`,
+    /// else `tune/nvrtc` in `$XDG_CACHE_HOME` or `~/.cache`).
+    #[arg(long, value_name = "DIR", conflicts_with = "no_compile_cache")]
+    pub compile_cache: Option<PathBuf>,
+    /// Compile every configuration afresh, without the compile cache.
+    #[arg(long)]
+    pub no_compile_cache: bool,
     /// Continue from the log: configurations it holds are not measured again.
     #[arg(long)]
     pub resume: bool,
@@ -282,8 +294,33 @@ fn run_cuda(
             Err(_) => DeviceSelector::Name(d.to_string()),
         },
     };
-    let backend = Cuda::open(sel)?;
+    let mut backend = Cuda::open(sel)?;
+    if let Some(dir) = compile_cache(a) {
+        println!("compile cache: {}", dir.display());
+        backend = backend.compile_cache(dir);
+    }
     tune(a, t1, space, kernel, backend, spec, technique, budget, time)
+}
+
+/// The compile cache's folder, unless `--no-compile-cache`.
+#[cfg(feature = "cuda")]
+fn compile_cache(a: &RunArgs) -> Option<PathBuf> {
+    if a.no_compile_cache {
+        return None;
+    }
+    if let Some(d) = &a.compile_cache {
+        return Some(d.clone());
+    }
+    let env = |k: &str| {
+        std::env::var_os(k)
+            .filter(|v| !v.is_empty())
+            .map(PathBuf::from)
+    };
+    if let Some(d) = env("TUNE_CACHE_DIR") {
+        return Some(d);
+    }
+    let base = env("XDG_CACHE_HOME").or_else(|| env("HOME").map(|h| h.join(".cache")))?;
+    Some(base.join("tune").join("nvrtc"))
 }
 
 #[cfg(not(feature = "cuda"))]
@@ -355,6 +392,9 @@ fn tune<B: Backend>(
         a.t4.clone()
             .unwrap_or_else(|| a.out.join(format!("{name}_T4.json")));
     let ps = kernel.problem_size;
+    let threads = a
+        .batch
+        .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get()));
     let mut tuner = Tuner::new(space.space.clone(), evaluator)
         .technique(technique_by_name(technique)?)
         .seed(a.seed)
@@ -362,10 +402,10 @@ fn tune<B: Backend>(
         .input_key(format!("problem_size={}x{}x{}", ps[0], ps[1], ps[2]))
         .log(&log)
         .resume(a.resume)
-        .batch(
-            a.batch
-                .unwrap_or_else(|| std::thread::available_parallelism().map_or(4, |n| n.get())),
-        );
+        .batch(threads)
+        // A new configuration is compiled as soon as one is measured: compile times vary
+        // by seconds between configurations, and in batches the slowest sets the pace.
+        .asynchronous(!a.in_order);
     let abort: Option<Box<dyn AbortCondition>> = match (budget, time) {
         (Some(n), Some(t)) => Some(Box::new(Or(
             Evaluations(n),
@@ -384,6 +424,22 @@ fn tune<B: Backend>(
     let result = tuner.run()?;
     result.to_t4().write(&t4)?;
     println!("{}", result.summary());
+    // Where the time went: compilations run on `threads` threads at once, measurements one
+    // after the other; the device idles only while it waits for a compilation.
+    let sum = |f: fn(&tune_runtime::results::Record) -> f64| -> f64 {
+        // Resumed records come first; they were measured in another run.
+        let fresh = result.records.iter().skip(result.resumed as usize);
+        fresh.map(f).sum()
+    };
+    println!(
+        "  time: search {:.1} s, of which the device waited {:.1} s for compilations; \
+         compiling {:.1} s on up to {threads} threads, measuring {:.1} s; re-measuring {:.1} s",
+        result.elapsed.as_secs_f64(),
+        result.waiting_for_preparation.as_secs_f64(),
+        sum(|r| r.prepare_s),
+        sum(|r| r.run_s),
+        result.remeasuring.as_secs_f64()
+    );
     println!(
         "  {:.1} evaluations/s; T4: {}",
         result.evaluations as f64 / result.elapsed.as_secs_f64().max(1e-9),

@@ -195,7 +195,7 @@ fn run_opencl() -> R {
         listing.contains("vector_add on") && listing.contains("[problem_size=100000x1x1]"),
         &listing,
     )?;
-    // Resuming measures nothing twice.
+    // Resuming measures nothing twice (here in batches, in the order proposed).
     let out = ok(&[
         "run",
         s(&f),
@@ -206,8 +206,25 @@ fn run_opencl() -> R {
         "--out",
         s(&out_dir),
         "--resume",
+        "--in-order",
     ])?;
-    check(out.contains("4 resumed from the log"), &out)
+    check(out.contains("4 resumed from the log"), &out)?;
+    let logged = log::read(&out_dir.join("vector_add.jsonl"))?;
+    let search: Vec<&Record> = logged.iter().filter(|r| r.remeasured.is_none()).collect();
+    check(
+        search.len() == 6,
+        format!("{} search records", search.len()),
+    )?;
+    // One compile cache or none.
+    let err = fails(&[
+        "run",
+        s(&f),
+        "--compile-cache",
+        s(dir.path()),
+        "--no-compile-cache",
+        "--dry-run",
+    ])?;
+    check(err.contains("cannot be used with"), &err)
 }
 
 fn show() -> R {

@@ -30,7 +30,8 @@
 //! [`Tuner::run`] fails only when no configuration was valid, or on I/O errors.
 //!
 //! The files: `run` (the search loop), `spread` (the search loop on several devices at
-//! once, [`crate::scale`]), `pool` (preparation ahead on CPU threads), `state`
+//! once, [`crate::scale`]), `pool` (preparation ahead on CPU threads), `stream` (the
+//! search loop that keeps the preparation threads busy, [`Tuner::asynchronous`]), `state`
 //! (what a run has seen), `finish` (re-measuring the finalists, the database), `result`
 //! ([`TuningResult`], [`Best`]) and `bar` (the progress bar).
 
@@ -55,6 +56,7 @@ mod result;
 mod run;
 mod spread;
 mod state;
+mod stream;
 pub mod testing;
 
 pub(crate) use pool::prepare as prepare_guarded;
@@ -87,6 +89,7 @@ pub struct Tuner<E: Evaluator> {
     seed: u64,
     batch: usize,
     threads: usize,
+    asynchronous: bool,
     log: Option<PathBuf>,
     resume: bool,
     progress: bool,
@@ -110,6 +113,7 @@ impl<E: Evaluator> std::fmt::Debug for Tuner<E> {
             .field("seed", &self.seed)
             .field("batch", &self.batch)
             .field("threads", &self.threads)
+            .field("asynchronous", &self.asynchronous)
             .field("remeasure", &self.remeasure)
             .field("polish", &self.polish)
             .field("log", &self.log)
@@ -134,6 +138,7 @@ impl<E: Evaluator> Tuner<E> {
             seed: 0,
             batch: threads.clamp(2, MAX_DEFAULT_BATCH),
             threads,
+            asynchronous: false,
             log: None,
             resume: false,
             progress: true,
@@ -202,6 +207,19 @@ impl<E: Evaluator> Tuner<E> {
     /// `min(threads, batch)` preparations run at once.
     pub fn threads(mut self, n: usize) -> Self {
         self.threads = n.max(1);
+        self
+    }
+
+    /// Keeps the preparation threads busy (default `false`): up to `batch` configurations
+    /// are in flight, a new one is asked for as soon as one is measured, and they are
+    /// measured in the order their preparations finish. Faster than batches when
+    /// preparation times vary (compilations of seconds, the slowest of a batch holding up
+    /// the rest), at the price of reproducibility: the order in which the technique hears
+    /// the outcomes depends on timing, so the same seed may give another run. Without
+    /// effect with a batch of 1, on several devices, or when the evaluator replays
+    /// recorded data (simulation stays reproducible).
+    pub fn asynchronous(mut self, on: bool) -> Self {
+        self.asynchronous = on;
         self
     }
 
@@ -333,6 +351,7 @@ impl<E: Evaluator> Tuner<E> {
             seed: self.seed,
             batch: self.batch,
             threads: self.threads,
+            asynchronous: self.asynchronous,
             log: self.log,
             resume: self.resume,
             progress: self.progress,
@@ -356,3 +375,5 @@ mod tests_costs;
 mod tests_polish;
 #[cfg(test)]
 mod tests_remeasure;
+#[cfg(test)]
+mod tests_stream;

@@ -122,6 +122,41 @@ impl<E: Evaluator> Pool<E> {
         }
     }
 
+    /// Starts a stream of single jobs ([`Pool::push`], collected in any order with
+    /// [`Pool::next`]); returns its generation. Abandons the current batch.
+    pub(super) fn begin(&self) -> u64 {
+        self.generation.fetch_add(1, Ordering::AcqRel) + 1
+    }
+
+    /// Hands job `k` of stream `generation` to the threads.
+    pub(super) fn push(&self, generation: u64, k: usize, config: &Config) {
+        // The threads outlive the pool's users; a send fails only once they are gone, and
+        // `next` then reports the job as lost.
+        let _ = self.jobs.send((generation, k, config.clone()));
+    }
+
+    /// The next job of stream `generation` to finish, whichever it is, unless
+    /// `out_of_time` (asked every 50 ms) says to stop waiting. `None` also when the threads
+    /// are gone.
+    pub(super) fn next(
+        &self,
+        generation: u64,
+        out_of_time: &dyn Fn() -> bool,
+    ) -> Wait<Option<(usize, Prepared<E>)>> {
+        loop {
+            match self.done.recv_timeout(Duration::from_millis(50)) {
+                Ok((g, k, p)) if g == generation => return Wait::Ready(Some((k, p))),
+                Ok(_) => {}
+                Err(mpsc::RecvTimeoutError::Timeout) => {
+                    if out_of_time() {
+                        return Wait::OutOfTime;
+                    }
+                }
+                Err(mpsc::RecvTimeoutError::Disconnected) => return Wait::Ready(None),
+            }
+        }
+    }
+
     /// Abandons what is left of the current batch: the threads skip it.
     pub(super) fn abandon(&self) {
         self.generation.fetch_add(1, Ordering::AcqRel);

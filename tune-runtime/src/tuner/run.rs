@@ -12,6 +12,7 @@ use super::polish::Polish;
 use super::pool::{prepare, Pool, Prepared, Wait};
 use super::spread;
 use super::state::{Outcome, State};
+use super::stream;
 use super::{Tuner, TuningResult};
 use crate::abort::{AbortCondition, Evaluations, WholeSpace};
 use crate::error::panic_message;
@@ -94,6 +95,7 @@ impl<E: Evaluator> Tuner<E> {
             seed,
             batch,
             threads,
+            asynchronous,
             log: log_path,
             resume,
             progress: show_progress,
@@ -189,27 +191,33 @@ impl<E: Evaluator> Tuner<E> {
                 )?;
                 state.template.measured_on = devices.serial_unit();
             } else {
-                state.waited = search(
-                    &mut state,
-                    &evaluator,
-                    &space,
-                    technique.as_mut(),
-                    abort.as_ref(),
-                    pool.as_ref(),
-                    batch,
-                )?;
+                // Asynchronously when asked, there are preparation threads, and the evaluator
+                // measures for real (simulation stays reproducible).
+                let streaming = match pool.as_ref() {
+                    Some(p) if asynchronous && !simulated(&evaluator, &space) => Some(p),
+                    _ => None,
+                };
+                let run = |state: &mut State<E::Cost>,
+                           technique: &mut dyn Technique,
+                           abort: &dyn AbortCondition| match streaming {
+                    Some(p) => {
+                        stream::search(state, &evaluator, &space, technique, abort, p, batch)
+                    }
+                    None => search(
+                        state,
+                        &evaluator,
+                        &space,
+                        technique,
+                        abort,
+                        pool.as_ref(),
+                        batch,
+                    ),
+                };
+                state.waited = run(&mut state, technique.as_mut(), abort.as_ref())?;
                 if polish > 0 {
                     let mut climb = Polish::new(state.memo.iter().map(|(&i, &c)| (i, c)));
                     let until = Evaluations(state.progress.evaluations.saturating_add(polish));
-                    let waited = search(
-                        &mut state,
-                        &evaluator,
-                        &space,
-                        &mut climb,
-                        &until,
-                        pool.as_ref(),
-                        batch,
-                    )?;
+                    let waited = run(&mut state, &mut climb, &until)?;
                     state.waited += waited;
                 }
             }
@@ -242,6 +250,13 @@ impl<E: Evaluator> Tuner<E> {
             },
         )
     }
+}
+
+/// Whether the evaluator replays recorded data (it charges a simulated time).
+fn simulated<E: Evaluator>(evaluator: &E, space: &Space) -> bool {
+    space
+        .get(0)
+        .is_some_and(|c| evaluator.charged_time(space, &c).is_some())
 }
 
 /// The search, until the abort condition or the technique says so. Returns the time the

@@ -13,6 +13,7 @@ use cudarc::nvrtc::Ptx;
 
 use super::compile::{self, Arch, Compiled};
 use super::device::{CudaDevice, CudaProps, DeviceSelector};
+use super::disk::DiskCache;
 use super::launch::{check_device_limits, check_kernel_limits, Geometry, KernelAttributes};
 use crate::backend::{
     check_fits, Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims,
@@ -104,6 +105,7 @@ pub struct Cuda {
     props: CudaProps,
     arch: Arch,
     flush_l2: bool,
+    disk: Option<DiskCache>,
     state: Mutex<State>,
     ctx: Mutex<(u64, Arc<CudaContext>)>,
     compile_nanos: AtomicU64,
@@ -157,6 +159,7 @@ impl Cuda {
             props,
             arch,
             flush_l2: false,
+            disk: None,
             state: Mutex::new(State {
                 dev,
                 generation: 0,
@@ -194,6 +197,21 @@ impl Cuda {
         dev.strm()
             .alloc_zeros::<u8>(n)
             .map_err(|e| drv("allocating the L2 flush buffer", e))
+    }
+
+    /// Keeps NVRTC's outputs in `dir` (created when needed) and reuses them in later runs:
+    /// a configuration compiled before is loaded without compiling, one NVRTC refused is
+    /// refused again with the same log (delete the folder after changing the compiler's
+    /// headers; the source, options, architecture and NVRTC version are part of the key).
+    /// Off by default; `tune run` keeps one in the user's cache folder.
+    pub fn compile_cache(mut self, dir: impl Into<std::path::PathBuf>) -> Self {
+        self.disk = Some(DiskCache::new(dir));
+        self
+    }
+
+    /// The folder of [`Cuda::compile_cache`], if any.
+    pub fn compile_cache_dir(&self) -> Option<&std::path::Path> {
+        self.disk.as_ref().map(DiskCache::dir)
     }
 
     /// The CUDA properties and limits of the device.
@@ -354,16 +372,32 @@ impl Backend for Cuda {
     }
 
     fn compile(&self, request: &CompileRequest<'_>) -> Result<CudaKernel, Failure> {
-        let compiled = compile::compile(
-            request.source,
-            &format!("{}.cu", request.kernel),
-            &self.arch,
-            request.defines,
-            request.options,
-        )?;
-        self.compile_nanos
-            .fetch_add((compiled.seconds * 1e9) as u64, Ordering::Relaxed);
-        self.compiles.fetch_add(1, Ordering::Relaxed);
+        let name = format!("{}.cu", request.kernel);
+        let (compiled, ran) = match &self.disk {
+            Some(disk) => disk.compile(
+                request.source,
+                &name,
+                &self.arch,
+                request.defines,
+                request.options,
+            ),
+            None => (
+                compile::compile(
+                    request.source,
+                    &name,
+                    &self.arch,
+                    request.defines,
+                    request.options,
+                ),
+                true,
+            ),
+        };
+        let compiled = compiled?;
+        if ran {
+            self.compile_nanos
+                .fetch_add((compiled.seconds * 1e9) as u64, Ordering::Relaxed);
+            self.compiles.fetch_add(1, Ordering::Relaxed);
+        }
         // Load it once here, on the compiling thread, to read the kernel's own limits.
         let (gen, ctx) = self
             .ctx

@@ -13,7 +13,9 @@
 //!    is the device's own (`--gpu-architecture=sm_90` on Hopper, see [`Arch::for_device`]),
 //!    the output is a CUBIN, and the compile log is kept in [`Failure::Compile`](crate::Failure).
 //!    The kernel is loaded once to read its own limits (registers,
-//!    `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`, static shared memory).
+//!    `CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK`, static shared memory). With
+//!    [`Cuda::compile_cache`], NVRTC's outputs (and its refusals) are kept on disk and
+//!    reused by later runs.
 //! 3. `launch` converts the OpenCL-style sizes to a grid ([`Geometry`]), rejects a launch over
 //!    the device's or the kernel's limits as [`Failure::Invalid`](crate::Failure), opts in to
 //!    more than 48 KiB of dynamic shared memory when asked, optionally flushes the L2 cache
@@ -28,6 +30,7 @@
 mod backend;
 mod compile;
 mod device;
+mod disk;
 mod launch;
 
 pub use backend::{Cuda, CudaBuffer, CudaKernel};
