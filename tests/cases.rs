@@ -405,38 +405,61 @@ fn dnn_conv_hardware_predicate_is_the_hardware_level() {
     }
 }
 
-/// The layers start from the SGEMM shapes with float4 loads and 32-bit offsets and from
-/// the kernel as it was before them, and the new parameters are pruned where they cannot
+/// The layers start from the SGEMM shapes with float4 loads and 32-bit offsets, from
+/// the kernel as it was before them, and from the first shape with a split reduction or
+/// 96-channel tiles where those fit; and the new parameters are pruned where they cannot
 /// apply: 32-bit offsets past 2^31 elements, precomputed offsets in the channels-innermost
 /// order or past what their packing holds, filter vectors that would be misaligned.
 #[test]
 fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
     use common::cases::dnn_conv::{
-        fits_i32, fits_packed_offsets, slot, space, DnnConv, Layer, Levels, ALEXNET, VGG16,
+        fits_i32, fits_packed_offsets, max_split, slot, space, DnnConv, Layer, Levels, ALEXNET,
+        VGG16,
     };
     let t = h100();
-    // Both reduction orders, with and without the 64 x 256 tiles (building the spaces of
-    // all 14 layers takes minutes in a debug build; the GPU run starts every layer).
-    for layer in [ALEXNET[0], ALEXNET[1], VGG16[0], VGG16[4]].iter() {
+    // Both reduction orders, with and without the 64 x 256 tiles, split reductions and
+    // 96-channel tiles (building the spaces of all 14 layers takes minutes in a debug
+    // build; the GPU run starts every layer).
+    for layer in [ALEXNET[0], ALEXNET[1], ALEXNET[3], VGG16[0], VGG16[4]].iter() {
         let study = DnnConv::new(*layer);
         let s = study.space(&t).unwrap();
         let starts = study.known_good(&t, &s);
-        // The 64 x 256 tiles where 256 divides batch x pixels (not AlexNet L1's 387200).
+        // The 64 x 256 tiles where 256 divides batch x pixels (not AlexNet L1's 387200);
+        // SPLITK 2 and 3 where their workspace fits (AlexNet L4's 5.5 M outputs, not the
+        // others'); 96-channel tiles where they divide the out channels (L2's 192).
         let wide_fits = layer.npq() % 256 == 0;
-        assert_eq!(starts.len(), 2 + usize::from(wide_fits), "{}", layer.name);
+        let splits = [2, 3].iter().filter(|&&k| k <= max_split(layer)).count();
+        let ninety_six = layer.ko % 96 == 0;
+        assert_eq!(
+            starts.len(),
+            2 + usize::from(wide_fits) + splits + usize::from(ninety_six),
+            "{}",
+            layer.name
+        );
+        assert_eq!(splits, if layer.name == "L4" { 2 } else { 0 });
+        assert_eq!(ninety_six, layer.name == "L2");
         let (va, vb, i32_) = (
             starts[0].get::<usize>(slot::VA),
             starts[0].get::<usize>(slot::VB),
             starts[0].get::<usize>(slot::I32),
         );
         assert_eq!((va, vb, i32_), (4, 4, 1), "{}", layer.name);
-        let before = &starts[starts.len() - 1];
+        let before = &starts[1 + usize::from(wide_fits)];
         assert_eq!(
             [slot::VA, slot::VB, slot::I32, slot::PRE].map(|x| before.get::<usize>(x)),
             [1, 1, 0, 0],
             "{}",
             layer.name
         );
+        let split: Vec<usize> = starts
+            .iter()
+            .map(|c| c.get::<usize>(slot::SPLITK))
+            .filter(|&k| k > 1)
+            .collect();
+        assert_eq!(split.len(), splits, "{}", layer.name);
+        if ninety_six {
+            assert_eq!(starts.last().unwrap().get::<usize>(slot::BM), 96);
+        }
         // The filters' order (AlexNet L1, VGG16 conv1_1) starts with the offset table.
         let korder = starts[0].get::<usize>(slot::KORDER);
         assert_eq!(starts[0].get::<usize>(slot::PRE), usize::from(korder == 0));
@@ -465,11 +488,11 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         if c.get::<usize>(slot::PRE) == 1 {
             assert_eq!(c.get::<usize>(slot::KORDER), 0);
         }
-        // C*R*S = 75: vectors of 4 along the reduction would be misaligned.
-        if c.get::<usize>(slot::FLAYOUT) == 0 {
-            assert_eq!(c.get::<usize>(slot::VA), 1);
-        }
     }
+    // C*R*S = 75: vectors of 4 along the reduction stay aligned in the filters' rows
+    // padded to 96.
+    assert!(spread(&sw, 5000)
+        .any(|c| c.get::<usize>(slot::FLAYOUT) == 0 && c.get::<usize>(slot::VA) == 4));
     assert!(spread(&alg, 5000)
         .any(|c| c.get::<usize>(slot::FLAYOUT) == 0 && c.get::<usize>(slot::VA) == 4));
 }
@@ -588,4 +611,34 @@ fn the_host_dnn_convolution_strides_and_pads() {
     assert!(args(&["--validate", "best"]).unwrap().validate_best);
     assert!(!args(&["--validate", "every"]).unwrap().validate_best);
     assert!(args(&["--validate", "never"]).is_err());
+}
+
+/// A split reduction keeps every slice non-empty and its workspace within its bound, and
+/// the software level keeps exactly those splits.
+#[test]
+fn dnn_conv_splits_leave_no_slice_empty() {
+    use common::cases::dnn_conv::{
+        max_split, slot, space, split_fits, Levels, ALEXNET, SPLIT_WORKSPACE_BYTES, VGG16,
+    };
+    // 72 in steps of 16: 5 steps; 3 slices of 2, 2, 1; 4 slices of 2 would leave none.
+    // In steps of 8: 9 steps, 4 slices of 3 would leave none; in steps of 4: 18 in 4 of 5.
+    assert!(split_fits(72, 16, 3) && !split_fits(72, 16, 4));
+    assert!(!split_fits(72, 8, 4) && split_fits(72, 4, 4));
+    assert!(split_fits(27, 32, 1) && !split_fits(27, 32, 2));
+    // AlexNet L4 and L5 (5.5 M outputs) split up to 4; VGG16 conv1_2 (411 M) does not.
+    assert_eq!(max_split(&ALEXNET[3]), 4);
+    assert_eq!(max_split(&VGG16[1]), 1);
+    for l in ALEXNET.iter().chain(&VGG16) {
+        let k = max_split(l);
+        assert!(k == 1 || k * l.ko * l.npq() * 4 <= SPLIT_WORKSPACE_BYTES);
+    }
+    let small = common::beast::SMALL[1];
+    let sw = space(&small, &h100(), Levels::Software).unwrap();
+    let mut seen = [false; 5];
+    for c in spread(&sw, 20000) {
+        let (k, bk) = (c.get::<usize>(slot::SPLITK), c.get::<usize>(slot::BK));
+        assert!(split_fits(small.crs(), bk, k), "{}", sw.describe(&c));
+        seen[k] = true;
+    }
+    assert!(seen[1] && seen[2] && seen[3] && seen[4], "{seen:?}");
 }

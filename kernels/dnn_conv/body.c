@@ -36,10 +36,19 @@
 //   PRE          (KORDER 0) 1: each reduction index's input offset and tap (r, s), packed
 //                in one int, computed once per work-group into local memory, so a gathered
 //                element costs a local read instead of three divisions; 0: the divisions
+//   SPLITK       work-groups per output tile, each reducing a contiguous slice of the k
+//                steps (more work-groups where the tiles alone fill the compute units in
+//                few waves): each writes its partial tile to the workspace `ws`, and the
+//                last to arrive at the tile's counter in `cnt` adds the others' partials
+//                and writes the output (no order between work-groups is assumed)
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
-// Launch: 1-D, NT = MDIM*NDIM work-items per group, (KO/BM) * (NB*P*Q/BN) groups; local
-// memory (DB+1) * BK * (BM+PADA + BN+PADB) floats, and KPAD ints more with PRE (CUDA:
-// dynamic shared memory; OpenCL: the local-memory argument).
+// Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
+// groups; local memory (DB+1) * BK * (BM+PADA + BN+PADB) floats, and KPAD ints more with
+// PRE (CUDA: dynamic shared memory; OpenCL: the local-memory argument).
+//
+// The filters come prepared once (host side) with the reduction padded by zeros to CRSP
+// (a multiple of every BK), so their loads need no bounds check past C*R*S and vectors of
+// 4 along the reduction stay aligned whatever C*R*S is.
 
 #define NT (MDIM * NDIM)
 #define TM (BM / MDIM)
@@ -53,6 +62,7 @@
 // The last k step runs past C*R*S (zeros there).
 #define KTAIL ((CRS % BK) != 0)
 #define KPAD (((CRS + BK - 1) / BK) * BK)
+#define SSTEPS ((KPAD / BK + SPLITK - 1) / SPLITK)
 #if I32
 #define IDX int
 #else
@@ -84,7 +94,7 @@
 #define FILTER_K_MINOR filter_rsck
 #endif
 #if FLAYOUT == 0
-#define FILTER_PTR(m, crs) (FILTER_K_MAJOR + (IDX)(m) * CRS + (crs))
+#define FILTER_PTR(m, crs) (FILTER_K_MAJOR + (IDX)(m) * CRSP + (crs))
 #else
 #define FILTER_PTR(m, crs) (FILTER_K_MINOR + (IDX)(crs) * KO + (m))
 #endif
@@ -110,9 +120,10 @@
 #define STORE_VB(p, r) { *(p) = (r)[0]; }
 #endif
 
-// The filters come in the four layouts; KORDER and FLAYOUT pick one.
-KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
-                 IN filter_rsck SHARED_PARAM) {
+// The filters come in the four layouts, padded to CRSP; KORDER and FLAYOUT pick one.
+// `filter` (unpadded KCRS) is the reference kernel's.
+KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
+                 IN filter_rsck, GLOBAL_PTR ws, GLOBAL_UINT_PTR cnt SHARED_PARAM) {
     SHARED_DECL
     LOCAL_PTR As = smem;                       // [NBUF][BK][LDA_S]: filters, transposed
     LOCAL_PTR Bs = smem + NBUF * BK * LDA_S;   // [NBUF][BK][LDB_S]: gathered input
@@ -120,20 +131,32 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
     const int tid = TID;
     const int tx = tid % NDIM;
     const int ty = tid / NDIM;
-    // Work-groups sharing a pixel tile run one after the other (they share its input in L2).
+    // Work-groups sharing a pixel tile run one after the other (they share its input in L2),
+    // and so do the slices of one output tile.
     const IDX group = (IDX)GROUP;
-    const int bm = (int)(group % (KO / BM)) * BM;
-    const IDX bn = (group / (KO / BM)) * BN;
+#if SPLITK > 1
+    const int slice = (int)(group % SPLITK);
+    const IDX tile = group / SPLITK;
+#else
+    const int slice = 0;
+    const IDX tile = group;
+#endif
+    const int bm = (int)(tile % (KO / BM)) * BM;
+    const IDX bn = (tile / (KO / BM)) * BN;
+    // This work-group's slice of the reduction: SSTEPS k steps (fewer in the last slice).
+    const int kbeg = slice * (SSTEPS * BK);
+    const int kend = kbeg + SSTEPS * BK < CRS ? kbeg + SSTEPS * BK : CRS;
 
 #if KORDER == 0 && PRE
     // Each reduction index's offset in the input and tap, packed (offset << 8 | r << 4 | s);
-    // -1 past C*R*S. Written once, read by every k step.
+    // 0 past C*R*S (a pixel's own window corner, multiplied by the filters' zero padding).
+    // Written once, read by every k step.
     LOCAL_INT_PTR ktab = (LOCAL_INT_PTR)(Bs + NBUF * BK * LDB_S);
     for (int i = tid; i < KPAD; i += NT) {
         const int c = i / RS;
         const int r = (i % RS) / S;
         const int s = i % S;
-        ktab[i] = i < CRS ? (((c * H * W + r * W + s) << 8) | (r << 4) | s) : -1;
+        ktab[i] = i < CRS ? (((c * H * W + r * W + s) << 8) | (r << 4) | s) : 0;
     }
     SYNC();
 #endif
@@ -162,12 +185,9 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
     float ra[LA * VA];
     float rb[LBK * NPX];
 
-// Global memory -> registers: the tiles of the k step starting at k0.
-#if KTAIL
-#define LOAD_A_AT(r, m, crs) { if ((crs) < CRS) LOAD_VA(r, FILTER_PTR(m, crs)) else { PRAGMA(unroll) for (int v_ = 0; v_ < VA; ++v_) (r)[v_] = 0.0f; } }
-#else
+// Global memory -> registers: the tiles of the k step starting at k0 (the filters are
+// zero up to CRSP, past the end of the reduction).
 #define LOAD_A_AT(r, m, crs) LOAD_VA(r, FILTER_PTR(m, crs))
-#endif
 #define LOAD_TILE(k0)                                                                   \
     {                                                                                   \
         PRAGMA(unroll) for (int l = 0; l < LA; ++l) {                                   \
@@ -187,8 +207,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
             PRAGMA(unroll) for (int x = 0; x < NPX; ++x) {                              \
                 const int h = pix_h[x] + r;                                             \
                 const int w = pix_w[x] + s;                                             \
-                const int inside = e >= 0 && (unsigned)h < (unsigned)H &&               \
-                                   (unsigned)w < (unsigned)W;                           \
+                const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;  \
                 rb[l * NPX + x] = inside ? LDG(in + pix_base[x] + off) : 0.0f;          \
             }                                                                           \
         }                                                                               \
@@ -291,12 +310,12 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
 #define READ_VEC(dst, g, p) { dst[g] = *(p); }
 #endif
 
-    LOAD_TILE(0);
+    LOAD_TILE(kbeg);
     STORE_TILE(0);
     SYNC();
 #if DB
     int buf = 0;
-    for (int k0 = BK; k0 < CRS; k0 += BK) {
+    for (int k0 = kbeg + BK; k0 < kend; k0 += BK) {
         LOAD_TILE(k0);  // the next tile in flight while this one is multiplied
         COMPUTE_TILE(buf);
         STORE_TILE(buf ^ 1);
@@ -305,7 +324,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
     }
     COMPUTE_TILE(buf);
 #else
-    for (int k0 = BK; k0 < CRS; k0 += BK) {
+    for (int k0 = kbeg + BK; k0 < kend; k0 += BK) {
         LOAD_TILE(k0);
         COMPUTE_TILE(0);
         SYNC();
@@ -313,6 +332,35 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
         SYNC();
     }
     COMPUTE_TILE(0);
+#endif
+
+#if SPLITK > 1
+    // Split reduction: every slice leaves its partial tile in the workspace (coalesced:
+    // element e of work-item t at e * NT + t); the last slice to arrive adds the others'.
+    // The counter only grows, so the last slice of each launch is the one that finds
+    // SPLITK - 1 modulo SPLITK, and no reset is needed between launches.
+    {
+        GLOBAL_PTR part = ws + (tile * SPLITK + slice) * (BM * BN) + tid;
+        PRAGMA(unroll)
+        for (int i = 0; i < TM; ++i)
+            PRAGMA(unroll)
+            for (int j = 0; j < TN; ++j) part[(i * TN + j) * NT] = acc[i][j];
+        GFENCE();
+        SYNC();  // every partial store fenced, and the last tile's local reads done
+        LOCAL_INT_PTR arrived = (LOCAL_INT_PTR)smem;
+        if (tid == 0) arrived[0] = (int)(ATOMIC_INC(cnt + tile) % SPLITK);
+        SYNC();
+        if (arrived[0] != SPLITK - 1) return;
+        GFENCE();
+        for (int o = 0; o < SPLITK; ++o) {
+            if (o == slice) continue;
+            GLOBAL_PTR other = ws + (tile * SPLITK + o) * (BM * BN) + tid;
+            PRAGMA(unroll)
+            for (int i = 0; i < TM; ++i)
+                PRAGMA(unroll)
+                for (int j = 0; j < TN; ++j) acc[i][j] += LDCG(other + (i * TN + j) * NT);
+        }
+    }
 #endif
 
     // Epilogue: out[n][m][p][q]; consecutive work-items write consecutive pixels, VS at a
@@ -349,7 +397,8 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
 
 // The reference: one work-item per output element, the definition read literally.
 REF_KERNEL(dnn_conv_reference)(OUT out, IN in, IN filter, IN unused1, IN unused2,
-                               IN unused3 SHARED_PARAM) {
+                               IN unused3, IN unused4, GLOBAL_PTR unused5,
+                               GLOBAL_UINT_PTR unused6 SHARED_PARAM) {
     const long g = GID;
     if (g >= (long)NB * PQ * KO) return;
     const int q = (int)(g % Q);

@@ -21,3 +21,9 @@
 #define LDG4(p) vload4(0, (p))
 #define VSTORE2(p, a, b) vstore2((float2)(a, b), 0, (p))
 #define VSTORE4(p, a, b, c, d) vstore4((float4)(a, b, c, d), 0, (p))
+#define GLOBAL_PTR __global float*
+#define GLOBAL_UINT_PTR __global unsigned int*
+#define GFENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)
+// Reads another work-group's partial tile from memory, not a cached copy.
+#define LDCG(p) (*(volatile __global const float*)(p))
+#define ATOMIC_INC(p) atomic_inc(p)

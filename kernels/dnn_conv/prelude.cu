@@ -21,3 +21,9 @@
 #define LDG4(p) __ldg(reinterpret_cast<const float4*>(p))
 #define VSTORE2(p, a, b) (*reinterpret_cast<float2*>(p) = make_float2(a, b))
 #define VSTORE4(p, a, b, c, d) (*reinterpret_cast<float4*>(p) = make_float4(a, b, c, d))
+#define GLOBAL_PTR float*
+#define GLOBAL_UINT_PTR unsigned int*
+#define GFENCE() __threadfence()
+// Reads past L1 (not coherent between multiprocessors): another block's partial tile.
+#define LDCG(p) __ldcg(p)
+#define ATOMIC_INC(p) atomicAdd(p, 1u)

@@ -2,7 +2,8 @@
 //! host convolution: configurations chosen to cover every value of the load and offset
 //! parameters (VA, VB, I32, PRE) together with both reduction orders, both filter layouts,
 //! vector widths, staging and unrolling, a reduction that does not divide into k steps
-//! (zeros past its end) and outputs whose pixels do not group by 4 (scalar stores).
+//! (zeros past its end), split reductions (SPLITK: slices adding up through the
+//! workspace) and outputs whose pixels do not group by 4 (scalar stores).
 
 use std::sync::Arc;
 
@@ -52,6 +53,7 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
         ("VB", pick(&[4, 2, 1], 2)),
         ("I32", pick(&[1, 0], 3)),
         ("PRE", if korder == 0 { pick(&[1, 0], 1) } else { 0 }),
+        ("SPLITK", pick(&[2, 1, 3, 4], 2)),
         ("MINB", 1),
     ]
     .into_iter()
@@ -118,6 +120,9 @@ pub fn dnn_conv_loads_and_offsets_are_right<B: Backend>(backend: Arc<B>) {
         ("VS", 4),
         ("DB", 0),
         ("BK", 16),
+        ("SPLITK", 1),
+        ("SPLITK", 2),
+        ("SPLITK", 3),
     ] {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
     }

@@ -42,8 +42,9 @@ pub mod slot {
     pub const VB: usize = 13;
     pub const I32: usize = 14;
     pub const PRE: usize = 15;
+    pub const SPLITK: usize = 16;
     /// CUDA only.
-    pub const MINB: usize = 16;
+    pub const MINB: usize = 17;
 }
 use slot::*;
 
@@ -121,8 +122,12 @@ impl Layer {
             ..*self
         })
     }
+    /// The reduction padded to a multiple of every `BK` (the filters' prepared rows).
+    pub fn crs_padded(&self) -> usize {
+        self.crs().next_multiple_of(MAX_BK)
+    }
     /// The defines of the layer.
-    fn defines(&self) -> [(&'static str, usize); 13] {
+    fn defines(&self) -> [(&'static str, usize); 14] {
         [
             ("NB", self.nb),
             ("C", self.c),
@@ -137,6 +142,7 @@ impl Layer {
             ("PW", self.pw),
             ("P", self.p()),
             ("Q", self.q()),
+            ("CRSP", self.crs_padded()),
         ]
     }
 }
@@ -279,12 +285,21 @@ pub fn source(language: Language) -> &'static str {
     }
 }
 
+/// The largest `BK`: the filters' rows are padded to a multiple of it.
+const MAX_BK: usize = 32;
+
+/// The workspace of a split reduction (`SPLITK` partial tiles per output tile) stays within
+/// this many bytes: the evaluator restores every buffer before each configuration.
+pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
+
 /// The value sets of the parameters (the Cartesian product's factors), in slot order.
 fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
     let mut d = vec![
-        ("BM", vec![16, 32, 64, 128, 256]),
+        // 48 and 96: out channels of 96, 192, 384 (AlexNet's) in 1, 2 or 4 tiles' worth
+        // of work-groups where 64 or 128 leave few tiles.
+        ("BM", vec![16, 32, 48, 64, 96, 128, 256]),
         ("BN", vec![16, 32, 64, 128, 256]),
-        ("BK", vec![4, 8, 16, 32]),
+        ("BK", vec![4, 8, 16, MAX_BK]),
         ("MDIM", vec![2, 4, 8, 16, 32]),
         ("NDIM", vec![2, 4, 8, 16, 32]),
         ("VS", vec![1, 2, 4]),
@@ -298,6 +313,7 @@ fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
         ("VB", vec![1, 2, 4]),
         ("I32", vec![0, 1]),
         ("PRE", vec![0, 1]),
+        ("SPLITK", vec![1, 2, 3, 4]),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -445,7 +461,7 @@ pub fn hardware_allows(layer: &Layer, target: &Target, config: &Config) -> bool 
     )
 }
 
-/// The values of a configuration's slots up to `PRE` (all but `MINB`).
+/// The values of a configuration's slots up to `PRE` (all but `SPLITK` and `MINB`).
 fn config_values(config: &Config) -> Vec<usize> {
     (0..=PRE).map(|s| config.get::<usize>(s)).collect()
 }
@@ -456,6 +472,22 @@ pub fn fits_i32(layer: &Layer) -> bool {
     layer.nb * layer.c * layer.h * layer.w < limit
         && layer.ko * layer.npq() < limit
         && layer.ko * layer.crs() < limit
+}
+
+/// Whether a reduction split in `splitk` slices of whole k steps of `bk` leaves none empty.
+pub fn split_fits(crs: usize, bk: usize, splitk: usize) -> bool {
+    let steps = crs.div_ceil(bk.max(1));
+    let per_slice = steps.div_ceil(splitk.max(1));
+    (splitk.max(1) - 1) * per_slice < steps
+}
+
+/// The largest `SPLITK` whose workspace (`SPLITK` partial outputs) fits
+/// [`SPLIT_WORKSPACE_BYTES`].
+pub fn max_split(layer: &Layer) -> usize {
+    (1..=4)
+        .rev()
+        .find(|&k| k * layer.ko * layer.npq() * 4 <= SPLIT_WORKSPACE_BYTES)
+        .unwrap_or(1)
 }
 
 /// Whether `PRE`'s packed table entry (offset << 8 | r << 4 | s) holds `layer`'s offsets
@@ -518,15 +550,21 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         .label("software: channels innermost (KORDER=1) only where BK divides the channels")
         .constraint(&[FLAYOUT, VA], move |b| {
             let wide = b.get::<usize>(VA);
-            // 16-byte aligned vectors: rows of KO (FLAYOUT 1) or of C*R*S (FLAYOUT 0) floats.
+            // 16-byte aligned vectors: rows of KO (FLAYOUT 1) or of the padded reduction
+            // (FLAYOUT 0) floats.
             let row = if b.get::<usize>(FLAYOUT) == 1 {
                 ko
             } else {
-                crs
+                l.crs_padded()
             };
             !soft || row % wide == 0
         })
         .label("software: filter vectors (VA) aligned: VA divides the filter rows")
+        .constraint(&[BK, SPLITK], move |b| {
+            let k = b.get::<usize>(SPLITK);
+            !soft || k == 1 || (k <= max_split(&l) && split_fits(crs, b.get(BK), k))
+        })
+        .label("software: a split reduction (SPLITK) leaves no slice empty and its workspace fits")
         .constraint(&[I32], move |b| {
             !soft || b.get::<usize>(I32) == 0 || fits_i32(&l)
         })
@@ -593,10 +631,25 @@ impl Study for DnnConv {
         let (input, filter) = (l.nb * l.c * l.h * l.w, l.ko * l.crs());
         let outputs = l.ko * l.npq();
         let kcrs = BufferArg::random::<f32>(filter, 2);
-        let crsk = transpose(super::floats(&kcrs), l.ko, l.crs());
-        let krsc = channels_innermost(&l, super::floats(&kcrs));
-        let rsck = transpose(&krsc, l.ko, l.crs());
-        let groups = move |c: &Config| (l.ko / c.get::<usize>(BM)) * (l.npq() / c.get::<usize>(BN));
+        // The tuned kernel's four layouts, the reduction padded with zeros to CRSP: made
+        // once per layer (on the host here; a copy of the small filter tensor either way).
+        let crsp = l.crs_padded();
+        let kcrs_p = pad_rows(super::floats(&kcrs), l.ko, l.crs(), crsp);
+        let crsk = transpose(&kcrs_p, l.ko, crsp);
+        let krsc = pad_rows(
+            &channels_innermost(&l, super::floats(&kcrs)),
+            l.ko,
+            l.crs(),
+            crsp,
+        );
+        let rsck = transpose(&krsc, l.ko, crsp);
+        // The split reduction's partial tiles and per-tile arrival counters.
+        let split = max_split(&l);
+        let workspace = if split > 1 { split * outputs } else { 1 };
+        let tiles = l.ko.div_ceil(16) * l.npq().div_ceil(16);
+        let groups = move |c: &Config| {
+            c.get::<usize>(SPLITK) * (l.ko / c.get::<usize>(BM)) * (l.npq() / c.get::<usize>(BN))
+        };
         let mut spec = KernelSpec::new(source, "dnn_conv");
         for (name, value) in l.defines() {
             spec = spec.define(name, value);
@@ -612,9 +665,12 @@ impl Study for DnnConv {
             .buffer(BufferArg::zeros::<f32>(outputs).output())
             .buffer(BufferArg::random::<f32>(input, 1))
             .buffer(kcrs)
+            .buffer(BufferArg::from_vec(kcrs_p))
             .buffer(BufferArg::from_vec(crsk))
             .buffer(BufferArg::from_vec(krsc))
             .buffer(BufferArg::from_vec(rsck))
+            .buffer(BufferArg::zeros::<f32>(workspace))
+            .buffer(BufferArg::zeros::<u32>(tiles))
             .local_buffer::<f32>(move |c| derived(&config_values(c), l.crs()).local_bytes / 4)
             .warmups(1)
             .repetitions(5)
@@ -659,47 +715,36 @@ impl Study for DnnConv {
         // tiles of 8 x 8 per work-item, float4 loads of both operands; 64 x 256 tiles of
         // 16 x 8), with 32-bit offsets; then the first with scalar loads and 64-bit
         // offsets, the kernel as it was before VA, VB and I32, for comparison within the
-        // run. Each where it fits this layer: channels innermost where they divide, else in
-        // the filters' order with the precomputed offsets.
+        // run; then the first with its reduction split in 2 and 3 (SPLITK) and with
+        // 96-channel tiles, so that a short search measures the new parameters on every
+        // layer. Each where it fits this layer: channels innermost where they divide, else
+        // in the filters' order with the precomputed offsets.
         let base = [
             ("BM", 64),
+            ("BN", 128),
             ("BK", 16),
+            ("MDIM", 8),
+            ("NDIM", 16),
             ("VS", 4),
             ("DB", 1),
             ("PADA", 4),
             ("PADB", 0),
             ("UNR", 1),
             ("FLAYOUT", 1),
+            ("VA", 4),
+            ("VB", 4),
+            ("I32", 1),
+            ("PRE", 1),
+            ("SPLITK", 1),
             ("MINB", 2),
         ];
-        let shapes: [[(&str, i64); 7]; 3] = [
-            [
-                ("BN", 128),
-                ("MDIM", 8),
-                ("NDIM", 16),
-                ("VA", 4),
-                ("VB", 4),
-                ("I32", 1),
-                ("PRE", 1),
-            ],
-            [
-                ("BN", 256),
-                ("MDIM", 4),
-                ("NDIM", 32),
-                ("VA", 4),
-                ("VB", 4),
-                ("I32", 1),
-                ("PRE", 1),
-            ],
-            [
-                ("BN", 128),
-                ("MDIM", 8),
-                ("NDIM", 16),
-                ("VA", 1),
-                ("VB", 1),
-                ("I32", 0),
-                ("PRE", 0),
-            ],
+        let shapes: [&[(&str, i64)]; 6] = [
+            &[],
+            &[("BN", 256), ("MDIM", 4), ("NDIM", 32)],
+            &[("VA", 1), ("VB", 1), ("I32", 0), ("PRE", 0)],
+            &[("SPLITK", 2)],
+            &[("SPLITK", 3)],
+            &[("BM", 96)],
         ];
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
         shapes
@@ -708,12 +753,13 @@ impl Study for DnnConv {
                 [1, 0].into_iter().find_map(|order| {
                     let given = base
                         .iter()
-                        .chain(shape.iter())
-                        .copied()
-                        .map(|(n, v)| match n {
-                            // PRE is the filters' order's only.
-                            "PRE" if order == 1 => (n, 0),
-                            _ => (n, v),
+                        .map(|&(n, v)| {
+                            let v = shape.iter().find(|(m, _)| *m == n).map_or(v, |s| s.1);
+                            match n {
+                                // PRE is the filters' order's only.
+                                "PRE" if order == 1 => (n, 0),
+                                _ => (n, v),
+                            }
                         })
                         .chain([("KORDER", order)])
                         .filter(|(n, _)| names.contains(n))
@@ -734,6 +780,15 @@ fn transpose(a: &[f32], m: usize, n: usize) -> Vec<f32> {
         }
     }
     t
+}
+
+/// `m` rows of `n`, each padded with zeros to `np`.
+fn pad_rows(a: &[f32], m: usize, n: usize, np: usize) -> Vec<f32> {
+    let mut out = vec![0.0; m * np];
+    for (row, src) in out.chunks_mut(np).zip(a.chunks(n)) {
+        row[..n].copy_from_slice(src);
+    }
+    out
 }
 
 /// The filters `w[k][c][r][s]` of `l` with the channels innermost: `w[k][r][s][c]`, the
