@@ -38,7 +38,8 @@ def layer_defines(shape):
     u, v, ph, pw = int(d["u"]), int(d["v"]), int(d["ph"]), int(d["pw"])
     p = (h + 2 * ph - r) // u + 1
     q = (w + 2 * pw - s) // v + 1
-    return dict(NB=n, C=c, H=h, W=w, KO=k, R=r, S=s, SU=u, SV=v, PH=ph, PW=pw, P=p, Q=q)
+    crsp = -(-(c * r * s) // 32) * 32  # the filters' rows padded to a multiple of every BK
+    return dict(NB=n, C=c, H=h, W=w, KO=k, R=r, S=s, SU=u, SV=v, PH=ph, PW=pw, P=p, Q=q, CRSP=crsp)
 
 
 def compile_kernel(defines, arch):

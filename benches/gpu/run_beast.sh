@@ -17,6 +17,8 @@
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh a     # logs in $OUT
 #   B=.device-bin/beast bash benches/gpu/run_beast.sh b
 #   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/alexnet-bwd.log $OUT/cudnn.tsv
+# Session 4: `f` (AlexNet with SPLITK and the new tiles, cuDNN forward/backward, pruning;
+# about 5 minutes) and `g` (backward-filter and backward-data; about 5 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -108,6 +110,30 @@ if wants e; then
   echo "### instruction mix of the tuned kernels and of the same tiles before VA, VB, I32, PRE"
   timeout 30 bash $R python3 bench/beast/sass_mix.py "$OUT/vgg16-late.log" --baseline 2>&1 |
     tee "$OUT/mix-late.log" | grep -E "^MIX|^#|rror"
+fi
+if wants f; then
+  # Session 4, first call (about 5 minutes): the split reduction (SPLITK), the 48/96-channel
+  # tiles and the padded filters on AlexNet, with cuDNN's forward, backward-data and
+  # backward-filter and the copy bandwidth (VGG16 conv1_1's roofline) in the same call;
+  # the pruning table and the time saved by rejecting after compiling.
+  echo "### GPU tests of the convolution kernel (TUNE_REQUIRE_CUDA=1)"
+  for f in case_dnn_conv dnn_conv_loads_and_offsets_are_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward, backward-data, backward-filter; copy bandwidth"
+  NVIDIA_TF32_OVERRIDE=0 timeout 70 python3 benches/gpu/cudnn_conv.py alexnet alexnet-bwd-data \
+    alexnet-bwd-filter copy | tee "$OUT/cudnn.tsv"
+  echo "### AlexNet, batch 128: 100 evaluations or 25 s per layer, every evaluation validated"
+  timeout 170 bash $R "$B/dnn_conv" --backend cuda --net alexnet --evals 100 --seconds 25 2>&1 |
+    tee "$OUT/alexnet.log" | grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  echo "### which values of the new parameters won (best time with each value, per layer)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins.log" |
+    grep -E "SPLITK|BM"
+  echo "### pruning table, AlexNet L2, and measuring 6 configurations rejected after compiling"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --prune L2 --evals 30 \
+    --seconds 12 --measure-rejected 6 2>&1 | tee "$OUT/prune.log" | grep -vE '^\s*$' | tail -25
+  python3 benches/gpu/beast_table.py "$OUT/alexnet.log" "$OUT/cudnn.tsv" 2>&1 | tee "$OUT/table.md"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
