@@ -413,8 +413,8 @@ fn dnn_conv_hardware_predicate_is_the_hardware_level() {
 #[test]
 fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
     use common::cases::dnn_conv::{
-        fits_i32, fits_packed_offsets, max_split, slot, space, DnnConv, Layer, Levels, ALEXNET,
-        VGG16,
+        fits_i32, fits_packed_offsets, max_split, slot, space, DnnConv, Layer, Levels, Pass,
+        ALEXNET, VGG16,
     };
     let t = h100();
     // Both reduction orders, with and without the 64 x 256 tiles, split reductions and
@@ -428,7 +428,10 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         // SPLITK 2 and 3 where their workspace fits (AlexNet L4's 5.5 M outputs, not the
         // others'); 96-channel tiles where they divide the out channels (L2's 192).
         let wide_fits = layer.npq() % 256 == 0;
-        let splits = [2, 3].iter().filter(|&&k| k <= max_split(layer)).count();
+        let splits = [2, 3]
+            .iter()
+            .filter(|&&k| k <= max_split(layer, Pass::Forward))
+            .count();
         let ninety_six = layer.ko % 96 == 0;
         assert_eq!(
             starts.len(),
@@ -607,6 +610,10 @@ fn the_host_dnn_convolution_strides_and_pads() {
     let l1 = args(&["--pass", "backward-data", "--layers", "L1"]).unwrap();
     assert!(l1.selected().is_err());
     assert!(args(&["--pass", "sideways"]).is_err());
+    // Backward-filter: every layer, strided ones included.
+    let bwf = args(&["--pass", "backward-filter"]).unwrap();
+    assert_eq!(bwf.selected().unwrap().len(), 5);
+    assert_eq!(bwf.label(), "alexnet-bwd-filter");
     // Validation of the tuned configuration only, once (VGG16's gigabyte outputs).
     assert!(args(&["--validate", "best"]).unwrap().validate_best);
     assert!(!args(&["--validate", "every"]).unwrap().validate_best);
@@ -618,7 +625,7 @@ fn the_host_dnn_convolution_strides_and_pads() {
 #[test]
 fn dnn_conv_splits_leave_no_slice_empty() {
     use common::cases::dnn_conv::{
-        max_split, slot, space, split_fits, Levels, ALEXNET, SPLIT_WORKSPACE_BYTES, VGG16,
+        max_split, slot, space, split_fits, Levels, Pass, ALEXNET, SPLIT_WORKSPACE_BYTES, VGG16,
     };
     // 72 in steps of 16: 5 steps; 3 slices of 2, 2, 1; 4 slices of 2 would leave none.
     // In steps of 8: 9 steps, 4 slices of 3 would leave none; in steps of 4: 18 in 4 of 5.
@@ -626,10 +633,13 @@ fn dnn_conv_splits_leave_no_slice_empty() {
     assert!(!split_fits(72, 8, 4) && split_fits(72, 4, 4));
     assert!(split_fits(27, 32, 1) && !split_fits(27, 32, 2));
     // AlexNet L4 and L5 (5.5 M outputs) split up to 4; VGG16 conv1_2 (411 M) does not.
-    assert_eq!(max_split(&ALEXNET[3]), 4);
-    assert_eq!(max_split(&VGG16[1]), 1);
+    assert_eq!(max_split(&ALEXNET[3], Pass::Forward), 4);
+    assert_eq!(max_split(&VGG16[1], Pass::Forward), 1);
+    // Backward-filter's outputs are the filters' gradient: small enough for 64 slices.
+    assert_eq!(max_split(&ALEXNET[1], Pass::BackwardFilter), 64);
+    assert!(max_split(&VGG16[8], Pass::BackwardFilter) < 64);
     for l in ALEXNET.iter().chain(&VGG16) {
-        let k = max_split(l);
+        let k = max_split(l, Pass::Forward);
         assert!(k == 1 || k * l.ko * l.npq() * 4 <= SPLIT_WORKSPACE_BYTES);
     }
     let small = common::beast::SMALL[1];
@@ -641,4 +651,49 @@ fn dnn_conv_splits_leave_no_slice_empty() {
         seen[k] = true;
     }
     assert!(seen[1] && seen[2] && seen[3] && seen[4], "{seen:?}");
+}
+
+/// The host's backward-filter is the adjoint of the forward convolution in the filters:
+/// <dW(x, dy), w> = <dy, conv(x, w)> for any w, at a strided, padded layer.
+#[test]
+fn the_host_backward_filter_is_the_forward_passs_adjoint() {
+    use common::cases::dnn_conv::{host_conv, host_conv_backward_filter, Layer};
+    let l = Layer {
+        name: "t",
+        nb: 2,
+        c: 3,
+        h: 9,
+        w: 8,
+        ko: 4,
+        r: 3,
+        s: 2,
+        su: 2,
+        sv: 1,
+        ph: 1,
+        pw: 1,
+    };
+    let noise = |n: usize, seed: u32| -> Vec<f32> {
+        (0..n)
+            .map(|i| {
+                ((i as u32).wrapping_mul(2654435761).wrapping_add(seed) % 1000) as f32 / 500.0 - 1.0
+            })
+            .collect()
+    };
+    let x = noise(l.nb * l.c * l.h * l.w, 1);
+    let w = noise(l.ko * l.crs(), 2);
+    let dy = noise(l.ko * l.npq(), 3);
+    let dw = host_conv_backward_filter(&l, &x, &dy);
+    let y = host_conv(&l, &x, &w);
+    let dot = |a: &[f32], b: &[f32]| {
+        a.iter()
+            .zip(b)
+            .map(|(a, b)| f64::from(*a) * f64::from(*b))
+            .sum::<f64>()
+    };
+    let (lhs, rhs) = (dot(&dw, &w), dot(&dy, &y));
+    assert!(
+        (lhs - rhs).abs() <= 1e-4 * rhs.abs().max(1.0),
+        "{lhs} {rhs}"
+    );
+    assert!(dw.iter().any(|v| *v != 0.0));
 }

@@ -12,7 +12,7 @@ use tune::backend::{Backend, KernelEvaluator, AFTER_COMPILING};
 use tune::results::Named;
 use tune::{Config, Error, Evaluator, Failure, Result, Space, Value};
 
-use super::cases::dnn_conv::{self, Check, DnnConv, Layer, Levels, ALEXNET, VGG16};
+use super::cases::dnn_conv::{self, Check, DnnConv, Layer, Levels, Pass, ALEXNET, VGG16};
 use super::{Budget, Options, Study, Target};
 
 /// Small layers for a CPU device (AlexNet-like shapes at batch 2), validated on the host.
@@ -79,6 +79,8 @@ pub struct Args {
     /// The pass tuned: the forward pass, or backward-data as the forward pass of
     /// [`Layer::backward_data`].
     pub backward_data: bool,
+    /// The pass tuned is backward-filter (the filters' gradient, `--pass backward-filter`).
+    pub backward_filter: bool,
     /// Validate only the tuned configuration, once, after the search (`--validate best`),
     /// instead of every evaluation (`every`, the default).
     pub validate_best: bool,
@@ -98,6 +100,7 @@ impl Args {
             prune: None,
             measure_rejected: 8,
             backward_data: false,
+            backward_filter: false,
             validate_best: false,
         };
         let mut it = args.iter();
@@ -120,13 +123,17 @@ impl Args {
                 "--prune" => out.prune = Some(value()?),
                 "--measure-rejected" => out.measure_rejected = number(value()?)? as usize,
                 "--pass" => {
-                    out.backward_data = match value()?.as_str() {
-                        "forward" => false,
-                        "backward-data" => true,
+                    (out.backward_data, out.backward_filter) = match value()?.as_str() {
+                        "forward" => (false, false),
+                        "backward-data" => (true, false),
+                        "backward-filter" => (false, true),
                         other => {
                             return Err(arg_error(
                                 a,
-                                format!("takes forward or backward-data, not `{other}`"),
+                                format!(
+                                    "takes forward, backward-data or backward-filter, not \
+                                     `{other}`"
+                                ),
                             ))
                         }
                     }
@@ -152,11 +159,12 @@ impl Args {
     }
 
     /// The network's name in the results: `alexnet`, or `alexnet-bwd-data` for
-    /// backward-data.
+    /// backward-data, `alexnet-bwd-filter` for backward-filter.
     pub fn label(&self) -> String {
-        match self.backward_data {
-            true => format!("{}-bwd-data", self.net),
-            false => self.net.clone(),
+        match (self.backward_data, self.backward_filter) {
+            (true, _) => format!("{}-bwd-data", self.net),
+            (_, true) => format!("{}-bwd-filter", self.net),
+            _ => self.net.clone(),
         }
     }
 
@@ -236,6 +244,10 @@ impl Args {
                 (_, true) => Check::Deferred,
                 _ => Check::Kernel,
             },
+            pass: match self.backward_filter {
+                true => Pass::BackwardFilter,
+                false => Pass::Forward,
+            },
             ..DnnConv::new(layer)
         }
     }
@@ -300,6 +312,12 @@ pub fn run<B: Backend>(backend: Arc<B>, args: &Args) -> Result<()> {
         println!(
             "backward-data: each stride-1 layer as the forward pass over its output gradient \
              (filters flipped, channels swapped); strided layers are skipped"
+        );
+    }
+    if args.backward_filter {
+        println!(
+            "backward-filter: the filters' gradient of each layer, a reduction over batch x \
+             output pixels split over work-groups (SPLITK)"
         );
     }
     for layer in args.selected()? {

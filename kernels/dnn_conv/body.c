@@ -5,6 +5,14 @@
 // the input (zero outside the padded image) into local memory, beside the BM x BK tile of
 // the filters.
 //
+// BWDF=1: the same tiles, loop and split reduction compute backward-filter,
+// dW[KO x C*R*S] = dY[KO x NB*P*Q] * I_col^T[NB*P*Q x C*R*S]: the reduction runs over
+// batch x output pixels (k = n*P*Q + p*Q + q), the A tile is read from the output gradient
+// (the `filter` argument) along its pixels, a column of the B tile is a tap (c, r, s) whose
+// input offset and window position each work-item computes once, and the output is the
+// dense KO x C*R*S filter gradient (columns past C*R*S are computed as zeros and not
+// stored). Only the filters' order, FLAYOUT 0 and PRE 0 apply.
+//
 // Layer (fixed defines): NB batch, C in channels, H x W input, KO out channels, R x S
 // filter, SU x SV stride, PH x PW padding, P x Q output.
 // Tuning parameters (BEAST's families):
@@ -60,8 +68,19 @@
 #define LDB_S (BN + PADB)
 #define NBUF (DB + 1)
 // The last k step runs past C*R*S (zeros there).
-#define KTAIL ((CRS % BK) != 0)
-#define KPAD (((CRS + BK - 1) / BK) * BK)
+#ifndef BWDF
+#define BWDF 0
+#endif
+// The GEMM's reduction length and columns.
+#if BWDF
+#define KLEN (NB * PQ)
+#define NCOLS (((CRS + BN - 1) / BN) * BN)
+#else
+#define KLEN CRS
+#define NCOLS NPQ
+#endif
+#define KTAIL ((KLEN % BK) != 0)
+#define KPAD (((KLEN + BK - 1) / BK) * BK)
 #define SSTEPS ((KPAD / BK + SPLITK - 1) / SPLITK)
 #if I32
 #define IDX int
@@ -93,7 +112,10 @@
 #define FILTER_K_MAJOR filter_krsc
 #define FILTER_K_MINOR filter_rsck
 #endif
-#if FLAYOUT == 0
+#if BWDF
+// The output gradient dY[n][m][p][q] at reduction index k = n*P*Q + p*Q + q.
+#define FILTER_PTR(m, k) (filter + ((IDX)((k) / PQ) * KO + (m)) * PQ + (k) % PQ)
+#elif FLAYOUT == 0
 #define FILTER_PTR(m, crs) (FILTER_K_MAJOR + (IDX)(m) * CRSP + (crs))
 #else
 #define FILTER_PTR(m, crs) (FILTER_K_MINOR + (IDX)(crs) * KO + (m))
@@ -145,9 +167,9 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     const IDX bn = (tile / (KO / BM)) * BN;
     // This work-group's slice of the reduction: SSTEPS k steps (fewer in the last slice).
     const int kbeg = slice * (SSTEPS * BK);
-    const int kend = kbeg + SSTEPS * BK < CRS ? kbeg + SSTEPS * BK : CRS;
+    const int kend = kbeg + SSTEPS * BK < KLEN ? kbeg + SSTEPS * BK : KLEN;
 
-#if KORDER == 0 && PRE
+#if KORDER == 0 && PRE && !BWDF
     // Each reduction index's offset in the input and tap, packed (offset << 8 | r << 4 | s);
     // 0 past C*R*S (a pixel's own window corner, multiplied by the filters' zero padding).
     // Written once, read by every k step.
@@ -161,9 +183,22 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     SYNC();
 #endif
 
-    // The pixels this work-item loads: where their windows start in the input.
     const int col0 = tid % BCOLS;
     const int row0 = tid / BCOLS;
+#if BWDF
+    // The taps (columns) this work-item loads: their offset in an image and (r, s); a tap
+    // past C*R*S gets r far outside every window, so it loads zeros.
+    int tap_off[NPX], tap_r[NPX], tap_s[NPX];
+    PRAGMA(unroll)
+    for (int x = 0; x < NPX; ++x) {
+        const int j = (int)bn + (col0 + (x / VB) * BCOLS) * VB + x % VB;
+        const int c = j / RS;
+        tap_r[x] = j < CRS ? (j % RS) / S : (1 << 20);
+        tap_s[x] = j % S;
+        tap_off[x] = j < CRS ? c * H * W + tap_r[x] * W + tap_s[x] : 0;
+    }
+#else
+    // The pixels this work-item loads: where their windows start in the input.
     IDX pix_base[NPX];
     int pix_h[NPX], pix_w[NPX];
     PRAGMA(unroll)
@@ -175,6 +210,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         pix_w[x] = (pq % Q) * SV - PW;
         pix_base[x] = n * C * H * W + (IDX)pix_h[x] * W + pix_w[x];
     }
+#endif
 
     float acc[TM][TN];
     PRAGMA(unroll)
@@ -196,7 +232,26 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         }                                                                               \
         LOAD_B(k0)                                                                      \
     }
-#if KORDER == 0 && PRE
+#if BWDF
+// A row is an output pixel (n, p, q) of the reduction, a column a tap: the window corner
+// is computed once per row, each element costs two adds and the bounds check.
+#define LOAD_B(k0)                                                                      \
+    {                                                                                   \
+        PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
+            const int k = (k0) + row0 + l * BROWS;                                      \
+            const int pq = k % PQ;                                                      \
+            const int h0 = (pq / Q) * SU - PH;                                          \
+            const int w0 = (pq % Q) * SV - PW;                                          \
+            IN_PTR at = in + (IDX)(k / PQ) * C * H * W + (IDX)h0 * W + w0;              \
+            PRAGMA(unroll) for (int x = 0; x < NPX; ++x) {                              \
+                const int h = h0 + tap_r[x];                                            \
+                const int w = w0 + tap_s[x];                                            \
+                const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;  \
+                rb[l * NPX + x] = inside ? LDG(at + tap_off[x]) : 0.0f;                 \
+            }                                                                           \
+        }                                                                               \
+    }
+#elif KORDER == 0 && PRE
 #define LOAD_B(k0)                                                                      \
     {                                                                                   \
         PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
@@ -363,6 +418,22 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     }
 #endif
 
+#if BWDF
+    // Epilogue: dW[m][c*R*S + r*S + s], the columns past C*R*S left out.
+    PRAGMA(unroll)
+    for (int g = 0; g < TN / VS; ++g) {
+        PRAGMA(unroll)
+        for (int jj = 0; jj < VS; ++jj) {
+            const int j = (int)bn + g * (NDIM * VS) + tx * VS + jj;
+            if (j >= CRS) continue;
+            PRAGMA(unroll)
+            for (int i = 0; i < TM; ++i) {
+                const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
+                out[(IDX)m * CRS + j] = acc[i][g * VS + jj];
+            }
+        }
+    }
+#else
     // Epilogue: out[n][m][p][q]; consecutive work-items write consecutive pixels, VS at a
     // time where a group of VS pixels cannot straddle two images.
     PRAGMA(unroll)
@@ -393,6 +464,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         }
 #endif
     }
+#endif
 }
 
 // The reference: one work-item per output element, the definition read literally.
@@ -415,4 +487,28 @@ REF_KERNEL(dnn_conv_reference)(OUT out, IN in, IN filter, IN unused1, IN unused2
                     sum += in[((n * C + c) * H + h) * W + w] * filter[((m * C + c) * R + r) * S + s];
             }
     out[g] = sum;
+}
+
+// Backward-filter's reference: one work-item per filter-gradient element dW[m][c][r][s],
+// the sum over the batch and output pixels read literally (`filter` is dY).
+REF_KERNEL(dnn_conv_reference_bwd_filter)(OUT out, IN in, IN filter, IN unused1, IN unused2,
+                                          IN unused3, IN unused4, GLOBAL_PTR unused5,
+                                          GLOBAL_UINT_PTR unused6 SHARED_PARAM) {
+    const long g = GID;
+    if (g >= (long)KO * CRS) return;
+    const int s = (int)(g % S);
+    const int r = (int)((g / S) % R);
+    const int c = (int)((g / RS) % C);
+    const int m = (int)(g / CRS);
+    double sum = 0.0;  // batch x pixels terms (387200 on AlexNet L1): f32 would round off
+    for (long n = 0; n < NB; ++n)
+        for (int p = 0; p < P; ++p)
+            for (int q = 0; q < Q; ++q) {
+                const int h = p * SU - PH + r;
+                const int w = q * SV - PW + s;
+                if (h >= 0 && h < H && w >= 0 && w < W)
+                    sum += (double)in[((n * C + c) * H + h) * W + w] *
+                           filter[((n * KO + m) * P + p) * Q + q];
+            }
+    out[g] = (float)sum;
 }

@@ -27,3 +27,7 @@
 // Reads another work-group's partial tile from memory, not a cached copy.
 #define LDCG(p) (*(volatile __global const float*)(p))
 #define ATOMIC_INC(p) atomic_inc(p)
+// Backward-filter's reference kernel accumulates in double.
+#ifdef cl_khr_fp64
+#pragma OPENCL EXTENSION cl_khr_fp64 : enable
+#endif

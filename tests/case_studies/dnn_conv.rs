@@ -12,7 +12,7 @@ use tune::{Evaluator, Value};
 
 use super::NO_COMPILE_LIMIT;
 use crate::common::beast::SMALL;
-use crate::common::cases::dnn_conv::{DnnConv, Layer};
+use crate::common::cases::dnn_conv::{DnnConv, Layer, Pass};
 use crate::common::{Study, Target};
 
 /// 7 x 7 outputs (49 pixels per image: no group of 2 or 4 stays in one image) and a
@@ -139,4 +139,84 @@ pub fn dnn_conv_validates_the_tuned_configuration_once<B: Backend>(backend: Arc<
     let t = crate::common::beast::tune_layer(backend, &args, SMALL[2], None).unwrap();
     assert!(t.valid >= 1 && t.seconds > 0.0, "{t:?}");
     assert!(t.best.0.iter().any(|(n, _)| n == "VB"), "{t:?}");
+}
+
+/// Backward-filter (the kernel's BWDF): configurations of the small layers' spaces, split
+/// over 1 to 64 work-groups, with taps per work-item side by side or apart and column
+/// tiles partly past C*R*S (75, 144 and 72 taps), compute the filters' gradient
+/// (validated against the host's).
+pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
+    let target = Target::of(backend.as_ref()).unwrap();
+    let mut seen: Vec<(&str, i64)> = Vec::new();
+    for layer in [SMALL[0], SMALL[1], ODD] {
+        let study = DnnConv {
+            pass: Pass::BackwardFilter,
+            ..DnnConv::new(layer)
+        };
+        let case = study.case(&target).unwrap();
+        let (info, spec) = case.split();
+        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
+        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let names: Vec<&str> = info.space.params().iter().map(|p| p.name()).collect();
+        let mut measured = 0;
+        for i in 0..8 {
+            let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
+            let values: Vec<(&str, Value)> = [
+                ("BM", 16),
+                ("BN", pick(&[32, 64], 2)),
+                ("BK", pick(&[8, 16], 3)),
+                ("MDIM", 4),
+                ("NDIM", 8),
+                ("VS", pick(&[2, 1, 4], 1)),
+                ("DB", pick(&[1, 0], 1)),
+                ("PADA", pick(&[0, 4], 2)),
+                ("PADB", pick(&[4, 0], 3)),
+                ("UNR", pick(&[1, 0], 4)),
+                ("FLAYOUT", 0),
+                ("KORDER", 0),
+                ("VA", 1),
+                ("VB", pick(&[4, 1, 2], 1)),
+                ("I32", pick(&[1, 0], 2)),
+                ("PRE", 0),
+                ("SPLITK", pick(&[1, 64, 16, 4, 2, 8, 32], 1)),
+                ("MINB", 1),
+            ]
+            .into_iter()
+            .map(|(n, v)| (n, Value::Int(v)))
+            .collect();
+            let given = values.iter().filter(|(n, _)| names.contains(n)).cloned();
+            let Ok(c) = info.space.config_from_values(given) else {
+                continue;
+            };
+            match ev
+                .prepare(&info.space, &c)
+                .and_then(|p| ev.measure(&info.space, &c, p))
+            {
+                Ok(_) => {}
+                Err(f) if f.is_invalid() => continue,
+                Err(f) => panic!("{}: {}: {f}", layer.name, info.space.describe(&c)),
+            }
+            measured += 1;
+            for (n, v) in &values {
+                if let Value::Int(v) = v {
+                    if !seen.contains(&(n, *v)) {
+                        seen.push((n, *v));
+                    }
+                }
+            }
+        }
+        assert!(measured >= 3, "{}: {measured} measured", layer.name);
+    }
+    for want in [
+        ("SPLITK", 1),
+        ("SPLITK", 4),
+        ("SPLITK", 16),
+        ("SPLITK", 64),
+        ("VB", 1),
+        ("VB", 4),
+        ("BN", 32),
+        ("BN", 64),
+    ] {
+        assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
+    }
 }

@@ -217,6 +217,43 @@ pub const VGG16: [Layer; 9] = [
     layer("conv5_1", 512, 14, 512, 3, 1, 1),
 ];
 
+/// The pass a [`DnnConv`] computes.
+#[derive(Clone, Copy, Debug, Default, PartialEq, Eq)]
+pub enum Pass {
+    /// The forward convolution (and backward-data, as the forward pass of
+    /// [`Layer::backward_data`]).
+    #[default]
+    Forward,
+    /// Backward-filter: the filters' gradient `dW[KO x C*R*S]` from the input and the
+    /// output gradient, a reduction over batch x output pixels (`BWDF` in the kernel).
+    BackwardFilter,
+}
+
+impl Pass {
+    /// The GEMM's reduction length: `C*R*S` forward, batch x output pixels backward.
+    pub fn reduction(self, l: &Layer) -> usize {
+        match self {
+            Pass::Forward => l.crs(),
+            Pass::BackwardFilter => l.npq(),
+        }
+    }
+    /// The number of outputs: the output tensor, or the filters' gradient.
+    pub fn outputs(self, l: &Layer) -> usize {
+        match self {
+            Pass::Forward => l.ko * l.npq(),
+            Pass::BackwardFilter => l.ko * l.crs(),
+        }
+    }
+    /// The GEMM's columns, rounded up to whole tiles of `bn`: output pixels forward (which
+    /// `BN` divides), taps backward (the last tile partly past `C*R*S`).
+    pub fn columns(self, l: &Layer, bn: usize) -> usize {
+        match self {
+            Pass::Forward => l.npq(),
+            Pass::BackwardFilter => l.crs().next_multiple_of(bn.max(1)),
+        }
+    }
+}
+
 /// How many of BEAST's constraint levels a space applies (each includes the ones before).
 #[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
 pub enum Levels {
@@ -257,6 +294,8 @@ pub struct DnnConv {
     /// Whether the compiled kernel is checked before it runs (no spills, 2 work-groups per
     /// compute unit); off only to measure what those checks reject.
     pub post_checks: bool,
+    /// The pass computed.
+    pub pass: Pass,
 }
 
 impl DnnConv {
@@ -267,6 +306,7 @@ impl DnnConv {
             check: Check::Host,
             levels: Levels::Hardware,
             post_checks: true,
+            pass: Pass::Forward,
         }
     }
 }
@@ -293,7 +333,13 @@ const MAX_BK: usize = 32;
 pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
 
 /// The value sets of the parameters (the Cartesian product's factors), in slot order.
-fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
+/// Backward-filter has only the filters' order, FLAYOUT 0 (its A tile is the output
+/// gradient, read along the reduction) and no offset table, and splits its long reduction
+/// (batch x pixels) over up to 64 work-groups: its output has few tiles (AlexNet L2's
+/// 192 x 1600 is 39 tiles of 64 x 128 for 132 compute units).
+fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
+    let backward = pass == Pass::BackwardFilter;
+    let pick = |forward: Vec<usize>, bwd: Vec<usize>| if backward { bwd } else { forward };
     let mut d = vec![
         // 48 and 96: out channels of 96, 192, 384 (AlexNet's) in 1, 2 or 4 tiles' worth
         // of work-groups where 64 or 128 leave few tiles.
@@ -307,13 +353,16 @@ fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
         ("PADA", vec![0, 4]),
         ("PADB", vec![0, 4]),
         ("UNR", vec![0, 1]),
-        ("FLAYOUT", vec![0, 1]),
-        ("KORDER", vec![0, 1]),
+        ("FLAYOUT", pick(vec![0, 1], vec![0])),
+        ("KORDER", pick(vec![0, 1], vec![0])),
         ("VA", vec![1, 4]),
         ("VB", vec![1, 2, 4]),
         ("I32", vec![0, 1]),
-        ("PRE", vec![0, 1]),
-        ("SPLITK", vec![1, 2, 3, 4]),
+        ("PRE", pick(vec![0, 1], vec![0])),
+        (
+            "SPLITK",
+            pick(vec![1, 2, 3, 4], vec![1, 2, 4, 8, 16, 32, 64]),
+        ),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -323,7 +372,7 @@ fn domains(language: Language) -> Vec<(&'static str, Vec<usize>)> {
 
 /// The size of the unconstrained space: the product of the value sets.
 pub fn cartesian(language: Language) -> u128 {
-    domains(language)
+    domains(language, Pass::Forward)
         .iter()
         .map(|(_, v)| v.len() as u128)
         .product()
@@ -481,13 +530,23 @@ pub fn split_fits(crs: usize, bk: usize, splitk: usize) -> bool {
     (splitk.max(1) - 1) * per_slice < steps
 }
 
-/// The largest `SPLITK` whose workspace (`SPLITK` partial outputs) fits
-/// [`SPLIT_WORKSPACE_BYTES`].
-pub fn max_split(layer: &Layer) -> usize {
-    (1..=4)
+/// The largest `SPLITK` of `pass` whose workspace (`SPLITK` partial outputs, in whole
+/// tiles) fits [`SPLIT_WORKSPACE_BYTES`].
+pub fn max_split(layer: &Layer, pass: Pass) -> usize {
+    let largest = match pass {
+        Pass::Forward => 4,
+        Pass::BackwardFilter => 64,
+    };
+    let outputs = workspace_per_split(layer, pass);
+    (1..=largest)
         .rev()
-        .find(|&k| k * layer.ko * layer.npq() * 4 <= SPLIT_WORKSPACE_BYTES)
+        .find(|&k| k * outputs * 4 <= SPLIT_WORKSPACE_BYTES)
         .unwrap_or(1)
+}
+
+/// The workspace of one slice: the outputs in whole tiles of up to 256 columns.
+fn workspace_per_split(layer: &Layer, pass: Pass) -> usize {
+    layer.ko * pass.columns(layer, 256)
 }
 
 /// Whether `PRE`'s packed table entry (offset << 8 | r << 4 | s) holds `layer`'s offsets
@@ -503,7 +562,17 @@ pub fn fits_packed_offsets(layer: &Layer) -> bool {
 /// # Errors
 /// As [`SpaceBuilder::build`] (an empty space names the constraints that empty it).
 pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
+    space_for(layer, target, levels, Pass::Forward)
+}
+
+/// The space of `pass` on `layer` ([`space`] for the forward pass).
+///
+/// # Errors
+/// As [`SpaceBuilder::build`].
+pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> Result<Space> {
     let language = target.language;
+    let backward = pass == Pass::BackwardFilter;
+    let (klen, pq) = (pass.reduction(layer), layer.p() * layer.q());
     let dev = target.device.clone();
     let l = *layer;
     let (ko, npq, channels, crs) = (l.ko, l.npq(), l.c, l.crs());
@@ -511,7 +580,7 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
     let soft = levels >= Levels::Software;
     let hw = levels >= Levels::Hardware;
     let mut b = SpaceBuilder::new();
-    for (name, vals) in domains(language) {
+    for (name, vals) in domains(language, pass) {
         b = b.param(Param::<usize>::values(name, vals));
     }
     let upto = |last: usize| (0..=last).collect::<Vec<usize>>();
@@ -542,8 +611,14 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         .label("algorithm: precomputed offsets (PRE=1) only in the filters' order (KORDER=0)")
         .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
         .label("software: BM divides the out channels")
-        .constraint(&[BN], move |b| !soft || npq % b.get::<usize>(BN) == 0)
-        .label("software: BN divides batch x output pixels")
+        .constraint(&[BN], move |b| {
+            !soft || backward || npq % b.get::<usize>(BN) == 0
+        })
+        .label("software: BN divides batch x output pixels (forward)")
+        .constraint(&[BK], move |b| {
+            !soft || !backward || klen % b.get::<usize>(BK) == 0
+        })
+        .label("software: BK divides batch x output pixels (backward-filter's reduction)")
         .constraint(&[BK, KORDER], move |b| {
             !soft || b.get::<usize>(KORDER) == 0 || channels % b.get::<usize>(BK) == 0
         })
@@ -551,8 +626,10 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         .constraint(&[FLAYOUT, VA], move |b| {
             let wide = b.get::<usize>(VA);
             // 16-byte aligned vectors: rows of KO (FLAYOUT 1) or of the padded reduction
-            // (FLAYOUT 0) floats.
-            let row = if b.get::<usize>(FLAYOUT) == 1 {
+            // (FLAYOUT 0) floats; backward, an image's output pixels.
+            let row = if backward {
+                pq
+            } else if b.get::<usize>(FLAYOUT) == 1 {
                 ko
             } else {
                 l.crs_padded()
@@ -562,7 +639,7 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
         .label("software: filter vectors (VA) aligned: VA divides the filter rows")
         .constraint(&[BK, SPLITK], move |b| {
             let k = b.get::<usize>(SPLITK);
-            !soft || k == 1 || (k <= max_split(&l) && split_fits(crs, b.get(BK), k))
+            !soft || k == 1 || (k <= max_split(&l, pass) && split_fits(klen, b.get(BK), k))
         })
         .label("software: a split reduction (SPLITK) leaves no slice empty and its workspace fits")
         .constraint(&[I32], move |b| {
@@ -623,10 +700,13 @@ impl Study for DnnConv {
     }
 
     fn space(&self, target: &Target) -> Result<Space> {
-        space(&self.layer, target, self.levels)
+        space_for(&self.layer, target, self.levels, self.pass)
     }
 
     fn spec(&self, target: &Target, source: &str) -> Result<KernelSpec> {
+        if self.pass == Pass::BackwardFilter {
+            return self.backward_filter_spec(target, source);
+        }
         let l = self.layer;
         let (input, filter) = (l.nb * l.c * l.h * l.w, l.ko * l.crs());
         let outputs = l.ko * l.npq();
@@ -644,7 +724,7 @@ impl Study for DnnConv {
         );
         let rsck = transpose(&krsc, l.ko, crsp);
         // The split reduction's partial tiles and per-tile arrival counters.
-        let split = max_split(&l);
+        let split = max_split(&l, Pass::Forward);
         let workspace = if split > 1 { split * outputs } else { 1 };
         let tiles = l.ko.div_ceil(16) * l.npq().div_ceil(16);
         let groups = move |c: &Config| {
@@ -711,6 +791,9 @@ impl Study for DnnConv {
     }
 
     fn known_good(&self, _target: &Target, space: &Space) -> Vec<Config> {
+        if self.pass == Pass::BackwardFilter {
+            return backward_filter_starts(space);
+        }
         // The shapes of the SGEMM case's bests on an H100 and H200 (kernels/sgemm.cu: 64 x 128
         // tiles of 8 x 8 per work-item, float4 loads of both operands; 64 x 256 tiles of
         // 16 x 8), with 32-bit offsets; then the first with scalar loads and 64-bit
@@ -769,6 +852,126 @@ impl Study for DnnConv {
             })
             .collect()
     }
+}
+
+impl DnnConv {
+    /// Backward-filter's spec: dW (output) from the input and the output gradient dY (in
+    /// the filters' argument); the four prepared filter layouts are unused (one float each).
+    fn backward_filter_spec(&self, target: &Target, source: &str) -> Result<KernelSpec> {
+        let l = self.layer;
+        let pass = Pass::BackwardFilter;
+        let input = l.nb * l.c * l.h * l.w;
+        let outputs = pass.outputs(&l);
+        let split = max_split(&l, pass);
+        let per_split = workspace_per_split(&l, pass);
+        let tiles = l.ko.div_ceil(16) * pass.columns(&l, 256).div_ceil(16);
+        let groups = move |c: &Config| {
+            let bn = c.get::<usize>(BN);
+            c.get::<usize>(SPLITK) * (l.ko / c.get::<usize>(BM)) * pass.columns(&l, bn) / bn
+        };
+        let nt = |c: &Config| c.get::<usize>(MDIM) * c.get::<usize>(NDIM);
+        let mut spec = KernelSpec::new(source, "dnn_conv").define("BWDF", 1);
+        for (name, value) in l.defines() {
+            spec = spec.define(name, value);
+        }
+        if target.language == Language::OpenCl {
+            spec = spec.define("MINB", 1);
+        }
+        let spec = spec
+            .global(move |c| [groups(c) * nt(c)])
+            .local(move |c| [nt(c)])
+            .buffer(BufferArg::zeros::<f32>(outputs).output())
+            .buffer(BufferArg::random::<f32>(input, 1))
+            .buffer(BufferArg::random::<f32>(l.ko * l.npq(), 2))
+            .buffer(BufferArg::zeros::<f32>(1))
+            .buffer(BufferArg::zeros::<f32>(1))
+            .buffer(BufferArg::zeros::<f32>(1))
+            .buffer(BufferArg::zeros::<f32>(1))
+            .buffer(BufferArg::zeros::<f32>(split * per_split))
+            .buffer(BufferArg::zeros::<u32>(tiles))
+            .local_buffer::<f32>(move |c| derived(&config_values(c), l.crs()).local_bytes / 4)
+            .warmups(1)
+            .repetitions(5)
+            .compile_time_limit(Duration::from_secs(60))
+            // Each output sums batch x pixels products in f32 (AlexNet L1: 387200); its
+            // rounding grows with the square root of that, past the forward pass's 1e-5.
+            .tolerance(Tolerance::Norm(1e-4));
+        let spec = match (self.post_checks, target.language) {
+            (false, _) => spec,
+            (true, Language::Cuda) => spec.max_spill_bytes(0).min_occupancy(2),
+            (true, Language::OpenCl) => spec.min_occupancy(2),
+        };
+        Ok(match self.check {
+            Check::Deferred => spec,
+            Check::Host => spec.reference(move |host| {
+                let x = host.buffer::<f32>(1)?;
+                let dy = host.buffer::<f32>(2)?;
+                Ok(vec![host_conv_backward_filter(&l, x, dy).into()])
+            }),
+            Check::Kernel => {
+                let mut r = ReferenceKernel::new(source, "dnn_conv_reference_bwd_filter")
+                    .global([outputs.div_ceil(256) * 256])
+                    .local([256])
+                    .define("BWDF", 1);
+                for (name, value) in l.defines() {
+                    r = r.define(name, value);
+                }
+                if target.language == Language::OpenCl {
+                    r = r.define("MINB", 1);
+                }
+                let space = self.space(target)?;
+                let first = space.get(0).ok_or_else(|| {
+                    tune::Error::InvalidSpace("the layer's space is empty".into())
+                })?;
+                spec.reference_kernel(r.config(first))
+            }
+        })
+    }
+}
+
+/// Backward-filter's starts: the SGEMM's 64 x 128 tiles of 8 x 8 with the reduction split
+/// in 16 (39 tiles x 16 on AlexNet L2 fill 132 compute units about 5 times), then in 8 and
+/// 32, with pairs of taps per work-item instead of 4, and 64 x 64 tiles.
+fn backward_filter_starts(space: &Space) -> Vec<Config> {
+    let base = [
+        ("BM", 64),
+        ("BN", 128),
+        ("BK", 16),
+        ("MDIM", 8),
+        ("NDIM", 16),
+        ("VS", 4),
+        ("DB", 1),
+        ("PADA", 4),
+        ("PADB", 0),
+        ("UNR", 1),
+        ("FLAYOUT", 0),
+        ("KORDER", 0),
+        ("VA", 1),
+        ("VB", 4),
+        ("I32", 1),
+        ("PRE", 0),
+        ("SPLITK", 16),
+        ("MINB", 2),
+    ];
+    let shapes: [&[(&str, i64)]; 5] = [
+        &[],
+        &[("SPLITK", 8)],
+        &[("SPLITK", 32)],
+        &[("VB", 2)],
+        &[("BN", 64), ("MDIM", 8), ("NDIM", 16), ("VS", 2), ("VB", 2)],
+    ];
+    let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+    shapes
+        .iter()
+        .filter_map(|shape| {
+            let given = base
+                .iter()
+                .map(|&(n, v)| (n, shape.iter().find(|(m, _)| *m == n).map_or(v, |s| s.1)))
+                .filter(|(n, _)| names.contains(n))
+                .map(|(n, v)| (n, tune::Value::Int(v)));
+            space.config_from_values(given).ok()
+        })
+        .collect()
 }
 
 /// `m` rows of `n` transposed: the filters from KCRS to CRSK.
@@ -856,6 +1059,39 @@ pub fn host_conv_backward_data(l: &Layer, dy: &[f32], w: &[f32]) -> Vec<f32> {
         }
     }
     dx.into_iter().map(|v| v as f32).collect()
+}
+
+/// The gradient of the filters from the input `x[n][c][h][w]` and the gradient of the
+/// output `dy[n][k][p][q]`, by the definition, accumulated in f64: `dw[k][c][r][s]`.
+pub fn host_conv_backward_filter(l: &Layer, x: &[f32], dy: &[f32]) -> Vec<f32> {
+    let (p, q) = (l.p(), l.q());
+    let mut dw = vec![0.0f64; l.ko * l.crs()];
+    for n in 0..l.nb {
+        for k in 0..l.ko {
+            for y in 0..p {
+                for v in 0..q {
+                    let g = f64::from(dy[((n * l.ko + k) * p + y) * q + v]);
+                    for c in 0..l.c {
+                        for r in 0..l.r {
+                            let Some(h) = (y * l.su + r).checked_sub(l.ph).filter(|&h| h < l.h)
+                            else {
+                                continue;
+                            };
+                            for s in 0..l.s {
+                                let Some(w) = (v * l.sv + s).checked_sub(l.pw).filter(|&w| w < l.w)
+                                else {
+                                    continue;
+                                };
+                                let i = ((n * l.c + c) * l.h + h) * l.w + w;
+                                dw[((k * l.c + c) * l.r + r) * l.s + s] += g * f64::from(x[i]);
+                            }
+                        }
+                    }
+                }
+            }
+        }
+    }
+    dw.into_iter().map(|v| v as f32).collect()
 }
 
 /// The forward convolution on the host, accumulated in f64: `out[n][k][p][q]`.
