@@ -435,7 +435,7 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         let ninety_six = layer.ko % 96 == 0;
         assert_eq!(
             starts.len(),
-            2 + usize::from(wide_fits) + splits + usize::from(ninety_six),
+            3 + usize::from(wide_fits) + splits + usize::from(ninety_six),
             "{}",
             layer.name
         );
@@ -461,8 +461,9 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
             .collect();
         assert_eq!(split.len(), splits, "{}", layer.name);
         if ninety_six {
-            assert_eq!(starts.last().unwrap().get::<usize>(slot::BM), 96);
+            assert_eq!(starts[starts.len() - 2].get::<usize>(slot::BM), 96);
         }
+        assert_eq!(starts.last().unwrap().get::<usize>(slot::VB), 1);
         // The filters' order (AlexNet L1, VGG16 conv1_1) starts with the offset table.
         let korder = starts[0].get::<usize>(slot::KORDER);
         assert_eq!(starts[0].get::<usize>(slot::PRE), usize::from(korder == 0));
@@ -696,4 +697,18 @@ fn the_host_backward_filter_is_the_forward_passs_adjoint() {
         "{lhs} {rhs}"
     );
     assert!(dw.iter().any(|v| *v != 0.0));
+}
+
+/// Backward-filter keeps its records and best apart from the forward pass of the same
+/// layer (a warm start from the other pass's measurements would be wrong).
+#[test]
+fn dnn_conv_passes_have_their_own_input_keys() {
+    use common::cases::dnn_conv::{DnnConv, Pass, ALEXNET};
+    let forward = DnnConv::new(ALEXNET[1]);
+    let backward = DnnConv {
+        pass: Pass::BackwardFilter,
+        ..forward.clone()
+    };
+    assert_ne!(forward.input(), backward.input());
+    assert_eq!(forward.input(), ALEXNET[1].to_string());
 }

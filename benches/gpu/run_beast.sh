@@ -135,5 +135,33 @@ if wants f; then
     --seconds 12 --measure-rejected 6 2>&1 | tee "$OUT/prune.log" | grep -vE '^\s*$' | tail -25
   python3 benches/gpu/beast_table.py "$OUT/alexnet.log" "$OUT/cudnn.tsv" 2>&1 | tee "$OUT/table.md"
 fi
+if wants g; then
+  # Session 4, second call (about 5 minutes): backward-filter of every AlexNet layer (the
+  # kernel's BWDF, split over up to 64 work-groups) against cuDNN's, backward-data of the
+  # stride-1 layers with the split reduction, and the forward L1, L4, L5 once more.
+  echo "### GPU tests: backward-filter and the forward loads (TUNE_REQUIRE_CUDA=1)"
+  for f in dnn_conv_backward_filter_is_right dnn_conv_loads_and_offsets_are_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-g.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet backward-data and backward-filter"
+  NVIDIA_TF32_OVERRIDE=0 timeout 50 python3 benches/gpu/cudnn_conv.py alexnet-bwd-data \
+    alexnet-bwd-filter | tee "$OUT/cudnn-g.tsv"
+  echo "### AlexNet backward-filter, batch 128: 100 evaluations or 22 s per layer, every evaluation validated"
+  timeout 150 bash $R "$B/dnn_conv" --backend cuda --net alexnet --pass backward-filter \
+    --evals 100 --seconds 22 2>&1 | tee "$OUT/alexnet-bwf.log" |
+    grep -E "^(layer|tuned|best|time|LAYER|fp32|Error|error)"
+  echo "### AlexNet forward L1, L4, L5 again: 60 evaluations or 12 s per layer"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1,L4,L5 \
+    --evals 60 --seconds 12 2>&1 | tee "$OUT/alexnet-g.log" |
+    grep -E "^(layer|tuned|best|time|LAYER|Error|error)"
+  echo "### AlexNet backward-data (stride-1 layers): 60 evaluations or 14 s per layer"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --pass backward-data \
+    --evals 60 --seconds 14 2>&1 | tee "$OUT/alexnet-bwd.log" |
+    grep -E "^(layer|tuned|best|time|LAYER|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-g.log" 2>&1
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-bwf.log" "$OUT/alexnet-g.log" \
+    "$OUT/alexnet-bwd.log" "$OUT/cudnn-g.tsv" 2>&1 | tee "$OUT/table-g.md"
+fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

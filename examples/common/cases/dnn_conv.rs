@@ -682,7 +682,11 @@ impl Study for DnnConv {
     }
 
     fn input(&self) -> String {
-        self.layer.to_string()
+        // Backward-filter's records and best apart from the forward pass's of the layer.
+        match self.pass {
+            Pass::Forward => self.layer.to_string(),
+            Pass::BackwardFilter => format!("bwd-filter,{}", self.layer),
+        }
     }
 
     fn work(&self) -> Work {
@@ -798,9 +802,9 @@ impl Study for DnnConv {
         // tiles of 8 x 8 per work-item, float4 loads of both operands; 64 x 256 tiles of
         // 16 x 8), with 32-bit offsets; then the first with scalar loads and 64-bit
         // offsets, the kernel as it was before VA, VB and I32, for comparison within the
-        // run; then the first with its reduction split in 2 and 3 (SPLITK) and with
-        // 96-channel tiles, so that a short search measures the new parameters on every
-        // layer. Each where it fits this layer: channels innermost where they divide, else
+        // run; then the first with its reduction split in 2 and 3 (SPLITK), with
+        // 96-channel tiles and with one gathered pixel per work-item in a row (VB=1), so
+        // that a short search measures the new parameters on every layer. Each where it fits this layer: channels innermost where they divide, else
         // in the filters' order with the precomputed offsets.
         let base = [
             ("BM", 64),
@@ -821,13 +825,16 @@ impl Study for DnnConv {
             ("SPLITK", 1),
             ("MINB", 2),
         ];
-        let shapes: [&[(&str, i64)]; 6] = [
+        let shapes: [&[(&str, i64)]; 7] = [
             &[],
             &[("BN", 256), ("MDIM", 4), ("NDIM", 32)],
             &[("VA", 1), ("VB", 1), ("I32", 0), ("PRE", 0)],
             &[("SPLITK", 2)],
             &[("SPLITK", 3)],
             &[("BM", 96)],
+            // Pixels gathered one per work-item in a row: at stride 4 (AlexNet L1) four
+            // side by side put a warp's loads 64 bytes apart, one apart puts them 16.
+            &[("VB", 1)],
         ];
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
         shapes
