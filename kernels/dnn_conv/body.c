@@ -49,6 +49,9 @@
 //                few waves): each writes its partial tile to the workspace `ws`, and the
 //                last to arrive at the tile's counter in `cnt` adds the others' partials
 //                and writes the output (no order between work-groups is assumed)
+//   LCOLS        work-items per row of the B tile's loads (0: as many as fit): 8 or 16 put
+//                4 or 2 neighbouring taps of the filters' order in a warp (AlexNet L1's
+//                stride-4 gathers then share sectors instead of spreading over 16)
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
 // groups; local memory (DB+1) * BK * (BM+PADA + BN+PADB) floats, and KPAD ints more with
@@ -88,8 +91,14 @@
 #define IDX long
 #endif
 #define NPQ ((IDX)NB * PQ)
-// B-tile loads: the work-items form rows of BCOLS groups of VB consecutive pixels.
+// B-tile loads: the work-items form rows of BCOLS groups of VB consecutive pixels: LCOLS
+// of them, or as many as fit (0). Narrow rows put neighbouring rows (taps in the filters'
+// order, pixels backward) in one warp, whose loads then share sectors.
+#if LCOLS
+#define BCOLS LCOLS
+#else
 #define BCOLS (NT < BN / VB ? NT : BN / VB)
+#endif
 #define BROWS (NT / BCOLS)
 #define LPX (BN / (BCOLS * VB))
 #define NPX (LPX * VB)

@@ -3,7 +3,8 @@
 //! parameters (VA, VB, I32, PRE) together with both reduction orders, both filter layouts,
 //! vector widths, staging and unrolling, a reduction that does not divide into k steps
 //! (zeros past its end), split reductions (SPLITK: slices adding up through the
-//! workspace) and outputs whose pixels do not group by 4 (scalar stores).
+//! workspace), narrow load rows (LCOLS) and outputs whose pixels do not group by 4
+//! (scalar stores).
 
 use std::sync::Arc;
 
@@ -54,6 +55,7 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
         ("I32", pick(&[1, 0], 3)),
         ("PRE", if korder == 0 { pick(&[1, 0], 1) } else { 0 }),
         ("SPLITK", pick(&[2, 1, 3, 4], 2)),
+        ("LCOLS", if korder == 0 { pick(&[8, 0, 16], 1) } else { 0 }),
         ("MINB", 1),
     ]
     .into_iter()
@@ -123,6 +125,8 @@ pub fn dnn_conv_loads_and_offsets_are_right<B: Backend>(backend: Arc<B>) {
         ("SPLITK", 1),
         ("SPLITK", 2),
         ("SPLITK", 3),
+        ("LCOLS", 8),
+        ("LCOLS", 16),
     ] {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
     }
@@ -179,6 +183,7 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
                 ("I32", pick(&[1, 0], 2)),
                 ("PRE", 0),
                 ("SPLITK", pick(&[1, 64, 16, 4, 2, 8, 32], 1)),
+                ("LCOLS", pick(&[0, 8, 16], 2)),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -216,6 +221,7 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
         ("VB", 4),
         ("BN", 32),
         ("BN", 64),
+        ("LCOLS", 8),
     ] {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
     }

@@ -43,8 +43,9 @@ pub mod slot {
     pub const I32: usize = 14;
     pub const PRE: usize = 15;
     pub const SPLITK: usize = 16;
+    pub const LCOLS: usize = 17;
     /// CUDA only.
-    pub const MINB: usize = 17;
+    pub const MINB: usize = 18;
 }
 use slot::*;
 
@@ -363,6 +364,7 @@ fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
             "SPLITK",
             pick(vec![1, 2, 3, 4], vec![1, 2, 4, 8, 16, 32, 64]),
         ),
+        ("LCOLS", vec![0, 8, 16]),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -408,7 +410,7 @@ pub fn derived(v: &[usize], crs: usize) -> Derived {
     let nt = mdim * ndim;
     let (tm, tn) = (bm / mdim.max(1), bn / ndim.max(1));
     let vb = v[VB].max(1);
-    let bcols = nt.min(bn / vb).max(1);
+    let bcols = load_columns(v).max(1);
     let npx = (bn / (bcols * vb)) * vb;
     let nbuf = v[DB] + 1;
     let table = match (v[KORDER], v[PRE]) {
@@ -437,17 +439,24 @@ fn values(b: &Bound, slots: &[usize]) -> Vec<usize> {
     v
 }
 
+/// The work-items loading one row of the B tile: `LCOLS`, or with 0 as many as fit (all
+/// of the work-group or the row's BN / VB groups).
+fn load_columns(v: &[usize]) -> usize {
+    match v[LCOLS] {
+        0 => (v[MDIM] * v[NDIM]).min(v[BN] / v[VB].max(1)),
+        w => w,
+    }
+}
+
 /// Algorithm: work-item tiles, vector groups and even loads of both tiles (reads `BM` to
 /// `VS`, `FLAYOUT`, `VA` and `VB`).
 fn algorithm_ok(v: &[usize]) -> bool {
     let d = derived(v, 0);
     let (bm, bn, bk, va, vb) = (v[BM], v[BN], v[BK], v[VA], v[VB]);
-    let bcols = bn / vb;
-    let b_loads = if d.nt >= bcols {
-        d.nt % bcols == 0 && bk % (d.nt / bcols) == 0
-    } else {
-        bcols % d.nt == 0
-    };
+    // The B tile's BN / VB columns load in rows of `w` work-items, NT / w rows at a time.
+    let cols = bn / vb;
+    let w = load_columns(v);
+    let b_loads = w > 0 && w <= cols && cols % w == 0 && d.nt % w == 0 && bk % (d.nt / w) == 0;
     // A vector of VA runs along the out channels (FLAYOUT 1) or the reduction (FLAYOUT 0).
     let a_vectors = match v[FLAYOUT] {
         1 => bm % va == 0,
@@ -510,9 +519,9 @@ pub fn hardware_allows(layer: &Layer, target: &Target, config: &Config) -> bool 
     )
 }
 
-/// The values of a configuration's slots up to `PRE` (all but `SPLITK` and `MINB`).
+/// The values of a configuration's slots (all but `MINB`).
 fn config_values(config: &Config) -> Vec<usize> {
-    (0..=PRE).map(|s| config.get::<usize>(s)).collect()
+    (0..MINB).map(|s| config.get::<usize>(s)).collect()
 }
 
 /// Whether every tensor of `layer` has fewer than 2^31 elements (32-bit offsets, `I32`).
@@ -587,9 +596,9 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     // What the hardware level reads (the tiles, the gathered pixels and the offset
     // table): the fewer, the smaller the joint enumeration that builds the space.
     let mut hardware_reads = upto(PADB);
-    hardware_reads.extend([KORDER, VB, PRE]);
+    hardware_reads.extend([KORDER, VB, PRE, LCOLS]);
     let mut tiles = upto(VS);
-    tiles.extend([FLAYOUT, VA, VB]);
+    tiles.extend([FLAYOUT, VA, VB, LCOLS]);
     b = b
         .constraint(&upto(NDIM), move |b| {
             !alg || {
@@ -604,6 +613,13 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
         .label(
             "algorithm: NDIM divides BN, VS divides TM and TN, both tiles load evenly in \
              vectors of VA and VB",
+        )
+        .constraint(&[KORDER, LCOLS], move |b| {
+            !alg || backward || b.get::<usize>(LCOLS) == 0 || b.get::<usize>(KORDER) == 0
+        })
+        .label(
+            "algorithm: narrower load rows (LCOLS) only where consecutive rows are neighbouring \
+             taps (the filters' order) or pixels (backward-filter)",
         )
         .constraint(&[KORDER, PRE], move |b| {
             !alg || b.get::<usize>(PRE) == 0 || b.get::<usize>(KORDER) == 0
@@ -803,8 +819,9 @@ impl Study for DnnConv {
         // 16 x 8), with 32-bit offsets; then the first with scalar loads and 64-bit
         // offsets, the kernel as it was before VA, VB and I32, for comparison within the
         // run; then the first with its reduction split in 2 and 3 (SPLITK), with
-        // 96-channel tiles and with one gathered pixel per work-item in a row (VB=1), so
-        // that a short search measures the new parameters on every layer. Each where it fits this layer: channels innermost where they divide, else
+        // 96-channel tiles, with one gathered pixel per work-item in a row (VB=1) and, in the
+        // filters' order, narrower load rows (LCOLS), so that a short search measures the
+        // new parameters on every layer. Each where it fits this layer: channels innermost where they divide, else
         // in the filters' order with the precomputed offsets.
         let base = [
             ("BM", 64),
@@ -823,9 +840,10 @@ impl Study for DnnConv {
             ("I32", 1),
             ("PRE", 1),
             ("SPLITK", 1),
+            ("LCOLS", 0),
             ("MINB", 2),
         ];
-        let shapes: [&[(&str, i64)]; 7] = [
+        let shapes: [&[(&str, i64)]; 9] = [
             &[],
             &[("BN", 256), ("MDIM", 4), ("NDIM", 32)],
             &[("VA", 1), ("VB", 1), ("I32", 0), ("PRE", 0)],
@@ -835,10 +853,18 @@ impl Study for DnnConv {
             // Pixels gathered one per work-item in a row: at stride 4 (AlexNet L1) four
             // side by side put a warp's loads 64 bytes apart, one apart puts them 16.
             &[("VB", 1)],
+            // In the filters' order, rows of 8 or 16 work-items: a warp's loads cover 4 or 2
+            // neighbouring taps of 8 or 16 pixels, sharing their sectors.
+            &[("VB", 1), ("LCOLS", 8)],
+            &[("VB", 1), ("LCOLS", 16)],
         ];
+        // Where the channels can go innermost (BK=16 divides them), the filters' order is
+        // not the layer's start, nor are its load rows.
+        let channels_inner = self.layer.c % 16 == 0;
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
         shapes
             .iter()
+            .filter(|shape| !(channels_inner && shape.iter().any(|(n, _)| *n == "LCOLS")))
             .filter_map(|shape| {
                 [1, 0].into_iter().find_map(|order| {
                     let given = base
@@ -958,6 +984,7 @@ fn backward_filter_starts(space: &Space) -> Vec<Config> {
         ("I32", 1),
         ("PRE", 0),
         ("SPLITK", 16),
+        ("LCOLS", 0),
         ("MINB", 2),
     ];
     let shapes: [&[(&str, i64)]; 5] = [
