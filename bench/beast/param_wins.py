@@ -12,7 +12,7 @@ import collections
 import json
 import sys
 
-PARAMS = ["SPLITK", "BM", "BN", "FLAYOUT", "VA", "PASS"]
+PARAMS = ["SPLITK", "BM", "BN", "FLAYOUT", "VA", "VB", "LCOLS"]
 
 
 def main():

@@ -129,7 +129,7 @@ if wants f; then
     tee "$OUT/alexnet.log" | grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
   echo "### which values of the new parameters won (best time with each value, per layer)"
   python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins.log" |
-    grep -E "SPLITK|BM"
+    grep -E "SPLITK|BM|LCOLS"
   echo "### pruning table, AlexNet L2, and measuring 6 configurations rejected after compiling"
   timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --prune L2 --evals 30 \
     --seconds 12 --measure-rejected 6 2>&1 | tee "$OUT/prune.log" | grep -vE '^\s*$' | tail -25
@@ -159,7 +159,7 @@ if wants g; then
   timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --pass backward-data \
     --evals 60 --seconds 14 2>&1 | tee "$OUT/alexnet-bwd.log" |
     grep -E "^(layer|tuned|best|time|LAYER|Error|error)"
-  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-g.log" 2>&1
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-g.log" | grep -E "SPLITK|LCOLS"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-bwf.log" "$OUT/alexnet-g.log" \
     "$OUT/alexnet-bwd.log" "$OUT/cudnn-g.tsv" 2>&1 | tee "$OUT/table-g.md"
 fi
