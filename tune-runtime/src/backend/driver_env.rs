@@ -18,6 +18,7 @@ static CHANGED: Mutex<BTreeMap<OsString, Option<OsString>>> = Mutex::new(BTreeMa
 
 /// Runs `load` (a call that may load a device driver) and notes what it changed in the
 /// environment.
+#[cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(dead_code))]
 pub(crate) fn loading<T>(load: impl FnOnce() -> T) -> T {
     // Held across the load so two loads in parallel threads are not confused with each
     // other's changes.
@@ -42,6 +43,7 @@ pub(crate) fn loading<T>(load: impl FnOnce() -> T) -> T {
 
 /// The variables to set (`Some`) or remove (`None`) in a child's environment to undo what
 /// drivers changed in this one.
+#[cfg_attr(not(unix), allow(dead_code))]
 pub(crate) fn undo() -> Vec<(OsString, Option<OsString>)> {
     let changed = CHANGED.lock().unwrap_or_else(|p| p.into_inner());
     changed
