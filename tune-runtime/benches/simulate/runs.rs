@@ -252,7 +252,9 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
     })
 }
 
-/// `Surrogate` with the hyper-parameters `k=v` separated by `;` (`None` if one is unknown).
+/// `Surrogate` with the hyper-parameters `k=v` separated by `;` (`None` if one is unknown):
+/// `trees`, `split`, `init`, `xi`, `exploit`, `spread`, `feas` (failures modelled apart
+/// when not 0), `local` (share of proposals near the incumbent).
 fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
     let mut t = tune_runtime::search::Surrogate::new();
     for kv in opts.split(';').filter(|s| !s.is_empty()) {
@@ -265,6 +267,8 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "xi" => t.margin(x),
             "exploit" => t.exploit(x),
             "spread" => t.batch_spread(x as usize),
+            "feas" => t.feasibility(x != 0.0),
+            "local" => t.local_share(x),
             _ => return None,
         };
     }

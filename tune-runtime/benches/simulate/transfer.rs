@@ -76,6 +76,8 @@ fn pairs(spaces: &[Space]) -> Vec<Pair<'_>> {
 enum Method {
     /// `Transfer` with (prior feature, space-filling design of its own).
     Transfer(bool, bool),
+    /// `Transfer` with the sources weighed by the target's measurements, (own design).
+    Weighted(bool),
     WarmGuided,
     Cold,
 }
@@ -87,6 +89,8 @@ impl Method {
             Method::Transfer(true, true) => "`Transfer` + design",
             Method::Transfer(false, true) => "`Transfer` + design, no prior feature",
             Method::Transfer(false, false) => "`Transfer`, no prior feature",
+            Method::Weighted(true) => "`Transfer`, weighted sources + design",
+            Method::Weighted(false) => "`Transfer`, weighted sources",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -105,6 +109,12 @@ impl Method {
                     .prior_feature(f)
                     .space_filling(sf),
             ),
+            Method::Weighted(sf) => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .weigh_sources(true)
+                    .space_filling(sf),
+            ),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -113,11 +123,13 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 6] = [
+const METHODS: [Method; 8] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
     Method::Transfer(false, false),
+    Method::Weighted(true),
+    Method::Weighted(false),
     Method::WarmGuided,
     Method::Cold,
 ];
