@@ -78,6 +78,8 @@ enum Method {
     Transfer(bool, bool),
     /// `Transfer` with the sources weighed by the target's measurements, (own design).
     Weighted(bool),
+    /// `Transfer` + design, no prior feature, with the default's endgame (exploit 0.25).
+    Endgame,
     WarmGuided,
     Cold,
 }
@@ -91,6 +93,7 @@ impl Method {
             Method::Transfer(false, false) => "`Transfer`, no prior feature",
             Method::Weighted(true) => "`Transfer`, weighted sources + design",
             Method::Weighted(false) => "`Transfer`, weighted sources",
+            Method::Endgame => "`Transfer` + design, no prior feature, the default's endgame",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -115,6 +118,13 @@ impl Method {
                     .weigh_sources(true)
                     .space_filling(sf),
             ),
+            Method::Endgame => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .prior_feature(false)
+                    .space_filling(true)
+                    .exploit(0.25),
+            ),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -123,13 +133,14 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 8] = [
+const METHODS: [Method; 9] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
     Method::Transfer(false, false),
     Method::Weighted(true),
     Method::Weighted(false),
+    Method::Endgame,
     Method::WarmGuided,
     Method::Cold,
 ];

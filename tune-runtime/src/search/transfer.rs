@@ -59,6 +59,7 @@ pub struct Transfer {
     weights: Vec<f64>,
     /// Every start configuration proposed, for the diversity of the next.
     chosen: Vec<u128>,
+    exploit: Option<f64>,
 }
 
 impl std::fmt::Debug for Transfer {
@@ -91,7 +92,15 @@ impl Transfer {
             weighed: 0,
             weights: Vec::new(),
             chosen: Vec::new(),
+            exploit: None,
         }
+    }
+    /// The share of a known budget, at its end, that the model spends on the lowest
+    /// predicted costs ([`Surrogate::exploit`]; default: the surrogate's own, a tenth).
+    #[must_use]
+    pub fn exploit(mut self, share: f64) -> Self {
+        self.exploit = Some(share);
+        self
     }
     /// Weighs the sources by how well each one ranks the target's own measurements
     /// (default: off). Each source's weight is its Spearman rank correlation with the
@@ -327,6 +336,9 @@ impl Technique for Transfer {
             if self.prior_feature || self.weighted {
                 model = model.prior_feature(Arc::new(consensus), MISSING);
             }
+        }
+        if let Some(share) = self.exploit {
+            model = model.exploit(share);
         }
         if let Some(b) = self.budget {
             model.budget(b);
