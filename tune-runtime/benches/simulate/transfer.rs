@@ -80,6 +80,8 @@ enum Method {
     Weighted(bool),
     /// `Transfer` + design, no prior feature, with the default's endgame (exploit 0.25).
     Endgame,
+    /// Weighted sources as the model's mean (own design).
+    PriorMean(bool),
     WarmGuided,
     Cold,
 }
@@ -94,6 +96,8 @@ impl Method {
             Method::Weighted(true) => "`Transfer`, weighted sources + design",
             Method::Weighted(false) => "`Transfer`, weighted sources",
             Method::Endgame => "`Transfer` + design, no prior feature, the default's endgame",
+            Method::PriorMean(true) => "`Transfer`, weighted sources as the mean + design",
+            Method::PriorMean(false) => "`Transfer`, weighted sources as the mean",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -125,6 +129,13 @@ impl Method {
                     .space_filling(true)
                     .exploit(0.25),
             ),
+            Method::PriorMean(sf) => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .weigh_sources(true)
+                    .prior_mean(true)
+                    .space_filling(sf),
+            ),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -133,7 +144,7 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 9] = [
+const METHODS: [Method; 11] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
@@ -141,6 +152,8 @@ const METHODS: [Method; 9] = [
     Method::Weighted(true),
     Method::Weighted(false),
     Method::Endgame,
+    Method::PriorMean(true),
+    Method::PriorMean(false),
     Method::WarmGuided,
     Method::Cold,
 ];

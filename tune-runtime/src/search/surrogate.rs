@@ -65,6 +65,7 @@ pub struct Surrogate {
     spread: usize,
     feasibility: bool,
     local: f64,
+    prior_mean: bool,
 }
 
 impl Default for Surrogate {
@@ -106,6 +107,7 @@ impl Surrogate {
             spread: 0,
             feasibility: false,
             local: 0.0,
+            prior_mean: false,
         }
     }
     /// Models failures apart (default: off): the cost forest learns from valid
@@ -151,6 +153,15 @@ impl Surrogate {
     #[must_use]
     pub fn prior_feature(mut self, scores: Arc<HashMap<u128, f64>>, missing: f64) -> Self {
         self.prior = Some((scores, missing));
+        self
+    }
+    /// Uses the prior feature ([`Surrogate::prior_feature`]) as the model's mean too
+    /// (default: off): the predicted log cost is a least-squares line in the prior plus
+    /// the forest's model of what the line leaves, so a prior that fits the device guides
+    /// the proposals from the first few measurements on.
+    #[must_use]
+    pub fn prior_mean(mut self, on: bool) -> Self {
+        self.prior_mean = on;
         self
     }
     /// Trees in the forest.
@@ -330,6 +341,25 @@ impl Surrogate {
         Some((x, y))
     }
 
+    /// The least-squares line `a + b * prior` through the training rows' log costs, when
+    /// [`Surrogate::prior_mean`] is on and there are 3 rows or more; `b` at least 0 (a prior
+    /// that ranks the device the wrong way adds nothing).
+    fn prior_line(&self, x: &[Vec<f64>], y: &[f64]) -> Option<(f64, f64)> {
+        if !self.prior_mean || self.prior.is_none() || y.len() < 3 {
+            return None;
+        }
+        let n = y.len() as f64;
+        let p: Vec<f64> = x.iter().map(|f| f.last().copied().unwrap_or(0.0)).collect();
+        let (mp, my) = (p.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+        let (mut spy, mut spp) = (0.0, 0.0);
+        for (pi, yi) in p.iter().zip(y) {
+            spy += (pi - mp) * (yi - my);
+            spp += (pi - mp) * (pi - mp);
+        }
+        let b = if spp > 0.0 { (spy / spp).max(0.0) } else { 0.0 };
+        Some((my - b * mp, b))
+    }
+
     /// Where configurations fail: every measurement, 1 for success and 0 for failure;
     /// `None` while nothing has failed (or failures are not modelled apart).
     fn validity(&self) -> Option<(Vec<Vec<f64>>, Vec<f64>)> {
@@ -372,8 +402,12 @@ impl Surrogate {
         let Some((x, y)) = self.training() else {
             return Vec::new();
         };
-        let forest = Forest::fit(&x, &y, &self.growth, &mut self.rng);
         let best = y.iter().copied().fold(f64::INFINITY, f64::min);
+        // With a prior mean, the forest models what the prior's line does not explain.
+        let line = self.prior_line(&x, &y);
+        let at = |f: &[f64]| line.map_or(0.0, |(a, b)| a + b * f.last().copied().unwrap_or(0.0));
+        let y: Vec<f64> = x.iter().zip(&y).map(|(f, v)| v - at(f)).collect();
+        let forest = Forest::fit(&x, &y, &self.growth, &mut self.rng);
         let exploit = self.budget.is_some_and(|b| {
             let left = b.saturating_sub(self.asked as u64) as f64;
             left < self.exploit * b as f64
@@ -384,6 +418,7 @@ impl Surrogate {
             .map(|(x, z)| Forest::fit(&x, &z, &self.growth, &mut self.rng));
         let score = |f: &[f64]| -> f64 {
             let (m, v) = forest.predict(f);
+            let m = m + at(f);
             let ok = valid
                 .as_ref()
                 .map_or(1.0, |g| g.predict(f).0.clamp(0.0, 1.0));

@@ -60,6 +60,7 @@ pub struct Transfer {
     /// Every start configuration proposed, for the diversity of the next.
     chosen: Vec<u128>,
     exploit: Option<f64>,
+    prior_mean: bool,
 }
 
 impl std::fmt::Debug for Transfer {
@@ -93,6 +94,7 @@ impl Transfer {
             weights: Vec::new(),
             chosen: Vec::new(),
             exploit: None,
+            prior_mean: false,
         }
     }
     /// The share of a known budget, at its end, that the model spends on the lowest
@@ -102,6 +104,15 @@ impl Transfer {
         self.exploit = Some(share);
         self
     }
+    /// Gives the model the consensus (weighted, with [`Transfer::weigh_sources`]) as its
+    /// mean: a least-squares line in the consensus plus the forest's model of the rest
+    /// ([`Surrogate::prior_mean`]; default: off; in leave-one-GPU-out simulation it did
+    /// not help, see `bench/simulate/RESULTS.md`).
+    #[must_use]
+    pub fn prior_mean(mut self, on: bool) -> Self {
+        self.prior_mean = on;
+        self
+    }
     /// Weighs the sources by how well each one ranks the target's own measurements
     /// (default: off). Each source's weight is its Spearman rank correlation with the
     /// measured costs (failures ranked last), 0 where negative, recomputed after every
@@ -109,7 +120,9 @@ impl Transfer {
     /// ranking (the consensus and each source's) as without weights, then the rest of
     /// the start from the weighted consensus ranking; the model then has the weighted
     /// consensus as a feature. So a source that ranks this device's configurations like
-    /// the device does steers, and one that does not drops out. No parameter is tuned.
+    /// the device does steers, and one that does not drops out. No parameter is tuned. In
+    /// leave-one-GPU-out simulation it did not beat the unweighted default (it helps where
+    /// one source fits, and misleads where none does; `bench/simulate/RESULTS.md`).
     #[must_use]
     pub fn weigh_sources(mut self, on: bool) -> Self {
         self.weighted = on;
@@ -333,8 +346,10 @@ impl Technique for Transfer {
             if !self.space_filling {
                 model = model.initial(0);
             }
-            if self.prior_feature || self.weighted {
-                model = model.prior_feature(Arc::new(consensus), MISSING);
+            if self.prior_feature || self.weighted || self.prior_mean {
+                model = model
+                    .prior_feature(Arc::new(consensus), MISSING)
+                    .prior_mean(self.prior_mean);
             }
         }
         if let Some(share) = self.exploit {

@@ -171,3 +171,27 @@ fn the_start_design_spreads_over_the_space() {
     // Six random draws of Z collide often; a max-min design rarely does.
     assert!(zs.len() >= 5, "{zs:?}");
 }
+
+#[test]
+fn a_prior_mean_that_fits_finds_the_optimum_after_the_start() {
+    let space = space();
+    let opt = (0..space.len())
+        .filter_map(|i| cost(&space, i).map(|c| (i, c)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap()
+        .0;
+    // A prior that ranks the space as the device does (what a good source says).
+    let prior: HashMap<u128, f64> = (0..space.len())
+        .filter_map(|i| cost(&space, i).map(|c| (i, 0.5 * c.ln() + 1.0)))
+        .collect();
+    for seed in 0..4 {
+        // Failures apart, so that the line is fitted on valid measurements only.
+        let t = Surrogate::new()
+            .initial(4)
+            .feasibility(true)
+            .prior_feature(Arc::new(prior.clone()), 10.0)
+            .prior_mean(true);
+        let asked = run(t, &space, seed, 7, 1);
+        assert!(asked.contains(&opt), "seed {seed}: {asked:?}");
+    }
+}
