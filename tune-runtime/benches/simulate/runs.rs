@@ -77,7 +77,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 12] = [
+pub const VARIANTS: [&str; 16] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -90,6 +90,12 @@ pub const VARIANTS: [&str; 12] = [
     "surrogate[xi=0.05]>bandit(1.0,100)",
     "surrogate>bandit(0.5,200)",
     "surrogate[init=10;spread=2]>bandit(1.0,100)",
+    // Round 4: round 3's default (`hybrid` is now this with `exploit=0.25`), failures
+    // modelled apart, a trust region around the incumbent for half the proposals.
+    "surrogate[init=10]>bandit(1.0,100)",
+    "surrogate[init=10;feas=1]>bandit(1.0,100)",
+    "surrogate[init=10;local=0.5]>bandit(1.0,100)",
+    "surrogate[init=10;feas=1;local=0.5]>bandit(1.0,100)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -252,7 +258,9 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
     })
 }
 
-/// `Surrogate` with the hyper-parameters `k=v` separated by `;` (`None` if one is unknown).
+/// `Surrogate` with the hyper-parameters `k=v` separated by `;` (`None` if one is unknown):
+/// `trees`, `split`, `init`, `xi`, `exploit`, `spread`, `feas` (failures modelled apart
+/// when not 0), `local` (share of proposals near the incumbent).
 fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
     let mut t = tune_runtime::search::Surrogate::new();
     for kv in opts.split(';').filter(|s| !s.is_empty()) {
@@ -265,6 +273,8 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "xi" => t.margin(x),
             "exploit" => t.exploit(x),
             "spread" => t.batch_spread(x as usize),
+            "feas" => t.feasibility(x != 0.0),
+            "local" => t.local_share(x),
             _ => return None,
         };
     }

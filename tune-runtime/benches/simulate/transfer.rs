@@ -76,6 +76,12 @@ fn pairs(spaces: &[Space]) -> Vec<Pair<'_>> {
 enum Method {
     /// `Transfer` with (prior feature, space-filling design of its own).
     Transfer(bool, bool),
+    /// `Transfer` with the sources weighed by the target's measurements, (own design).
+    Weighted(bool),
+    /// `Transfer` + design, no prior feature, with the default's endgame (exploit 0.25).
+    Endgame,
+    /// Weighted sources as the model's mean (own design).
+    PriorMean(bool),
     WarmGuided,
     Cold,
 }
@@ -87,6 +93,11 @@ impl Method {
             Method::Transfer(true, true) => "`Transfer` + design",
             Method::Transfer(false, true) => "`Transfer` + design, no prior feature",
             Method::Transfer(false, false) => "`Transfer`, no prior feature",
+            Method::Weighted(true) => "`Transfer`, weighted sources + design",
+            Method::Weighted(false) => "`Transfer`, weighted sources",
+            Method::Endgame => "`Transfer` + design, no prior feature, the default's endgame",
+            Method::PriorMean(true) => "`Transfer`, weighted sources as the mean + design",
+            Method::PriorMean(false) => "`Transfer`, weighted sources as the mean",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -105,6 +116,26 @@ impl Method {
                     .prior_feature(f)
                     .space_filling(sf),
             ),
+            Method::Weighted(sf) => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .weigh_sources(true)
+                    .space_filling(sf),
+            ),
+            Method::Endgame => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .prior_feature(false)
+                    .space_filling(true)
+                    .exploit(0.25),
+            ),
+            Method::PriorMean(sf) => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .weigh_sources(true)
+                    .prior_mean(true)
+                    .space_filling(sf),
+            ),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -113,11 +144,16 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 6] = [
+const METHODS: [Method; 11] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
     Method::Transfer(false, false),
+    Method::Weighted(true),
+    Method::Weighted(false),
+    Method::Endgame,
+    Method::PriorMean(true),
+    Method::PriorMean(false),
     Method::WarmGuided,
     Method::Cold,
 ];

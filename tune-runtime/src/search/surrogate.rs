@@ -63,6 +63,9 @@ pub struct Surrogate {
     /// each configuration) and its value where it says nothing.
     prior: Option<(Arc<HashMap<u128, f64>>, f64)>,
     spread: usize,
+    feasibility: bool,
+    local: f64,
+    prior_mean: bool,
 }
 
 impl Default for Surrogate {
@@ -102,7 +105,30 @@ impl Surrogate {
             asked: 0,
             prior: None,
             spread: 0,
+            feasibility: false,
+            local: 0.0,
+            prior_mean: false,
         }
+    }
+    /// Models failures apart (default: off): the cost forest learns from valid
+    /// measurements only, a second forest learns where configurations fail, and each
+    /// proposal maximises the expected improvement times the chance of success (as in
+    /// Bayesian optimisation with unknown constraints). Off, a failure counts as the worst
+    /// cost seen, and a leaf mixing failures with good configurations looks uncertain,
+    /// which expected improvement rewards.
+    #[must_use]
+    pub fn feasibility(mut self, on: bool) -> Self {
+        self.feasibility = on;
+        self
+    }
+    /// The share of proposals (`0..=1`, default 0) taken from the unmeasured valid
+    /// neighbours of the best configuration so far (one parameter changed), by the same
+    /// acquisition: a trust region around the incumbent, interleaved with the global
+    /// proposals.
+    #[must_use]
+    pub fn local_share(mut self, share: f64) -> Self {
+        self.local = share.clamp(0.0, 1.0);
+        self
     }
     /// The proposals of one batch differ pairwise in at least this many parameters where
     /// the model's ranking allows (default 0: the batch is simply the best by the
@@ -127,6 +153,15 @@ impl Surrogate {
     #[must_use]
     pub fn prior_feature(mut self, scores: Arc<HashMap<u128, f64>>, missing: f64) -> Self {
         self.prior = Some((scores, missing));
+        self
+    }
+    /// Uses the prior feature ([`Surrogate::prior_feature`]) as the model's mean too
+    /// (default: off): the predicted log cost is a least-squares line in the prior plus
+    /// the forest's model of what the line leaves, so a prior that fits the device guides
+    /// the proposals from the first few measurements on.
+    #[must_use]
+    pub fn prior_mean(mut self, on: bool) -> Self {
+        self.prior_mean = on;
         self
     }
     /// Trees in the forest.
@@ -268,7 +303,8 @@ impl Surrogate {
         self.design = chosen.into_iter().rev().map(|k| pool[k].0).collect();
     }
 
-    /// Training rows: features and log costs, failures at the worst cost seen.
+    /// Training rows: features and log costs, failures at the worst cost seen (or left
+    /// out, when failures are modelled apart).
     fn training(&self) -> Option<(Vec<Vec<f64>>, Vec<f64>)> {
         let worst = self
             .data
@@ -278,7 +314,9 @@ impl Surrogate {
         if !worst.is_finite() {
             return None;
         }
-        let mut rows: Vec<usize> = (0..self.data.len()).collect();
+        let mut rows: Vec<usize> = (0..self.data.len())
+            .filter(|&k| !self.feasibility || self.data[k].2.is_some())
+            .collect();
         if rows.len() > self.max_train {
             let y = |k: usize| self.data[k].2.unwrap_or(worst);
             let mut by_cost = rows.clone();
@@ -303,28 +341,98 @@ impl Surrogate {
         Some((x, y))
     }
 
+    /// The least-squares line `a + b * prior` through the training rows' log costs, when
+    /// [`Surrogate::prior_mean`] is on and there are 3 rows or more; `b` at least 0 (a prior
+    /// that ranks the device the wrong way adds nothing).
+    fn prior_line(&self, x: &[Vec<f64>], y: &[f64]) -> Option<(f64, f64)> {
+        if !self.prior_mean || self.prior.is_none() || y.len() < 3 {
+            return None;
+        }
+        let n = y.len() as f64;
+        let p: Vec<f64> = x.iter().map(|f| f.last().copied().unwrap_or(0.0)).collect();
+        let (mp, my) = (p.iter().sum::<f64>() / n, y.iter().sum::<f64>() / n);
+        let (mut spy, mut spp) = (0.0, 0.0);
+        for (pi, yi) in p.iter().zip(y) {
+            spy += (pi - mp) * (yi - my);
+            spp += (pi - mp) * (pi - mp);
+        }
+        let b = if spp > 0.0 { (spy / spp).max(0.0) } else { 0.0 };
+        Some((my - b * mp, b))
+    }
+
+    /// Where configurations fail: every measurement, 1 for success and 0 for failure;
+    /// `None` while nothing has failed (or failures are not modelled apart).
+    fn validity(&self) -> Option<(Vec<Vec<f64>>, Vec<f64>)> {
+        if !self.feasibility || self.data.iter().all(|d| d.2.is_some()) {
+            return None;
+        }
+        let x = self.data.iter().map(|d| d.1.clone()).collect();
+        let z = self
+            .data
+            .iter()
+            .map(|d| if d.2.is_some() { 1.0 } else { 0.0 })
+            .collect();
+        Some((x, z))
+    }
+
+    /// Replaces the values of the prior feature (set by [`Surrogate::prior_feature`]
+    /// before [`Technique::init`]) for every configuration, measured ones included: for a
+    /// prior that learns from the run, as [`super::Transfer`]'s weighted sources.
+    pub(crate) fn update_prior(&mut self, scores: Arc<HashMap<u128, f64>>) {
+        let Some((old, missing)) = &mut self.prior else {
+            return;
+        };
+        *old = scores;
+        let (scores, missing) = (old.clone(), *missing);
+        let at = |i: u128| scores.get(&i).copied().unwrap_or(missing);
+        for (i, f) in self.all.iter_mut().enumerate() {
+            if let Some(last) = f.last_mut() {
+                *last = at(i as u128);
+            }
+        }
+        for (i, f, _) in &mut self.data {
+            if let Some(last) = f.last_mut() {
+                *last = at(*i);
+            }
+        }
+    }
+
     /// The most promising unmeasured configurations by the model, best first.
     fn steer(&mut self, space: &Space, n: usize) -> Vec<u128> {
         let Some((x, y)) = self.training() else {
             return Vec::new();
         };
-        let forest = Forest::fit(&x, &y, &self.growth, &mut self.rng);
         let best = y.iter().copied().fold(f64::INFINITY, f64::min);
+        // With a prior mean, the forest models what the prior's line does not explain.
+        let line = self.prior_line(&x, &y);
+        let at = |f: &[f64]| line.map_or(0.0, |(a, b)| a + b * f.last().copied().unwrap_or(0.0));
+        let y: Vec<f64> = x.iter().zip(&y).map(|(f, v)| v - at(f)).collect();
+        let forest = Forest::fit(&x, &y, &self.growth, &mut self.rng);
         let exploit = self.budget.is_some_and(|b| {
             let left = b.saturating_sub(self.asked as u64) as f64;
             left < self.exploit * b as f64
         });
         let xi = self.xi;
+        let valid = self
+            .validity()
+            .map(|(x, z)| Forest::fit(&x, &z, &self.growth, &mut self.rng));
         let score = |f: &[f64]| -> f64 {
             let (m, v) = forest.predict(f);
+            let m = m + at(f);
+            let ok = valid
+                .as_ref()
+                .map_or(1.0, |g| g.predict(f).0.clamp(0.0, 1.0));
             if exploit {
-                return -m;
+                // The lowest prediction among those more likely to work than not.
+                return if ok >= 0.5 { -m } else { -m - 1e6 };
             }
             let sd = v.sqrt();
-            if sd < 1e-12 {
-                return (best - m - xi).max(0.0);
-            }
-            expected_improvement(m, sd, best, xi)
+            let ei = if sd < 1e-12 {
+                (best - m - xi).max(0.0)
+            } else {
+                expected_improvement(m, sd, best, xi)
+            };
+            ei * ok
         };
         let mut scored: Vec<(f64, u128)> = Vec::new();
         if !self.all.is_empty() {
@@ -406,6 +514,9 @@ impl Surrogate {
         // Ties (common: flat regions of the forest) broken at random.
         scored.shuffle(&mut self.rng);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        if self.local > 0.0 {
+            return self.interleave_local(space, &scored, n);
+        }
         if self.spread == 0 || n < 2 {
             return scored.into_iter().take(n).map(|s| s.1).collect();
         }
@@ -431,6 +542,42 @@ impl Surrogate {
             }
             if !out.contains(&i) {
                 out.push(i);
+            }
+        }
+        out
+    }
+}
+
+impl Surrogate {
+    /// `n` proposals from `scored` (best first), the share [`Surrogate::local_share`] of
+    /// them (spread evenly over the run) the best-scored valid neighbours of the best
+    /// configuration so far.
+    fn interleave_local(&self, space: &Space, scored: &[(f64, u128)], n: usize) -> Vec<u128> {
+        let incumbent = self
+            .data
+            .iter()
+            .filter_map(|d| d.2.map(|y| (d.0, y)))
+            .min_by(|a, b| a.1.total_cmp(&b.1))
+            .and_then(|(i, _)| space.get(i));
+        let near: HashSet<u128> = incumbent.map_or_else(HashSet::new, |c| {
+            self.visited
+                .unseen_neighbours(space, &c, Neighbourhood::Any)
+                .into_iter()
+                .collect()
+        });
+        let mut out: Vec<u128> = Vec::with_capacity(n);
+        for j in 0..n {
+            let t = (self.asked + j) as f64;
+            let local = ((t + 1.0) * self.local).floor() > (t * self.local).floor();
+            let pick = scored
+                .iter()
+                .map(|s| s.1)
+                .filter(|i| !out.contains(i))
+                .find(|i| !local || near.contains(i))
+                .or_else(|| scored.iter().map(|s| s.1).find(|i| !out.contains(i)));
+            match pick {
+                Some(i) => out.push(i),
+                None => break,
             }
         }
         out
@@ -530,132 +677,4 @@ impl Technique for Surrogate {
 }
 
 #[cfg(test)]
-#[allow(clippy::unwrap_used)]
-mod tests {
-    use super::*;
-    use crate::param::Param;
-    use crate::space::SpaceBuilder;
-
-    /// A constrained space of 3 parameters (X * Y <= 64), cost with one optimum.
-    fn space() -> Space {
-        SpaceBuilder::new()
-            .param(Param::<u32>::values("X", [1, 2, 4, 8, 16, 32, 64]))
-            .param(
-                Param::<u32>::values("Y", [1, 2, 4, 8, 16, 32, 64])
-                    .constraint(&[0], |b| b.get::<u32>(0) * b.get::<u32>(1) <= 64),
-            )
-            .param(Param::<u32>::range("Z", 0..20))
-            .build()
-            .unwrap()
-    }
-
-    fn cost(space: &Space, i: u128) -> Option<f64> {
-        let c = space.get(i)?;
-        let (x, y, z) = (c.get::<u32>(0), c.get::<u32>(1), c.get::<u32>(2));
-        if z == 13 {
-            return None; // a failing value
-        }
-        let lx = (x as f64).log2() - 3.0;
-        let ly = (y as f64).log2() - 2.0;
-        let lz = z as f64 - 11.0;
-        Some(1.0 + lx * lx + ly * ly + 0.1 * lz * lz)
-    }
-
-    fn run(mut t: Surrogate, space: &Space, seed: u64, budget: usize, batch: usize) -> Vec<u128> {
-        t.budget(budget as u64);
-        t.init(space, seed);
-        let mut out = Vec::new();
-        while out.len() < budget {
-            let ask = t.ask(space, batch.min(budget - out.len()));
-            if ask.is_empty() {
-                break;
-            }
-            for i in ask {
-                t.tell(space, i, cost(space, i));
-                out.push(i);
-            }
-        }
-        out
-    }
-
-    #[test]
-    fn finds_the_optimum_of_a_small_space_and_respects_its_constraints() {
-        let space = space();
-        let opt = (0..space.len())
-            .filter_map(|i| cost(&space, i).map(|c| (i, c)))
-            .min_by(|a, b| a.1.total_cmp(&b.1))
-            .unwrap();
-        for (seed, exhaustive) in [(1, 20_000), (2, 0)] {
-            let t = Surrogate::new().exhaustive_up_to(exhaustive);
-            let asked = run(t, &space, seed, 40, 1);
-            assert!(asked.iter().all(|&i| i < space.len()));
-            assert!(asked.contains(&opt.0), "seed {seed}: optimum not found");
-        }
-    }
-
-    #[test]
-    fn proposals_are_distinct_and_the_budget_exact() {
-        let space = space();
-        for batch in [1, 3] {
-            let asked = run(Surrogate::new(), &space, 4, 57, batch);
-            assert_eq!(asked.len(), 57);
-            let set: HashSet<u128> = asked.iter().copied().collect();
-            assert_eq!(set.len(), 57, "a configuration proposed twice");
-        }
-        // Asked for more than the space holds: every configuration once, then nothing.
-        let all = run(Surrogate::new(), &space, 5, space.len() as usize + 10, 4);
-        assert_eq!(all.len() as u128, space.len());
-    }
-
-    #[test]
-    fn the_same_seed_gives_the_same_run() {
-        let space = space();
-        let a = run(Surrogate::new(), &space, 11, 30, 2);
-        let b = run(Surrogate::new(), &space, 11, 30, 2);
-        let c = run(Surrogate::new(), &space, 12, 30, 2);
-        assert_eq!(a, b);
-        assert_ne!(a, c);
-    }
-
-    #[test]
-    fn a_spread_batch_holds_no_two_neighbours() {
-        let space = space();
-        let mut t = Surrogate::new().initial(6).batch_spread(2);
-        t.budget(60);
-        t.init(&space, 5);
-        for i in t.ask(&space, 6) {
-            t.tell(&space, i, cost(&space, i));
-        }
-        for _ in 0..5 {
-            let batch = t.ask(&space, 3);
-            assert_eq!(batch.len(), 3);
-            let raws: Vec<Vec<u64>> = batch
-                .iter()
-                .map(|&i| space.get(i).unwrap().raw().to_vec())
-                .collect();
-            for (x, a) in raws.iter().enumerate() {
-                for b in &raws[x + 1..] {
-                    let differ = a.iter().zip(b).filter(|(p, q)| p != q).count();
-                    assert!(differ >= 2, "{a:?} and {b:?} in one batch");
-                }
-            }
-            for i in batch {
-                t.tell(&space, i, cost(&space, i));
-            }
-        }
-    }
-
-    #[test]
-    fn the_start_design_spreads_over_the_space() {
-        let space = space();
-        let mut t = Surrogate::new().initial(6);
-        t.init(&space, 3);
-        let first = t.ask(&space, 6);
-        let zs: HashSet<u32> = first
-            .iter()
-            .map(|&i| space.get(i).unwrap().get::<u32>(2))
-            .collect();
-        // Six random draws of Z collide often; a max-min design rarely does.
-        assert!(zs.len() >= 5, "{zs:?}");
-    }
-}
+mod tests;

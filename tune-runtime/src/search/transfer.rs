@@ -49,6 +49,18 @@ pub struct Transfer {
     queue: Vec<u128>,
     prior_feature: bool,
     space_filling: bool,
+    weighted: bool,
+    /// The start configurations still to come from the weighted consensus.
+    pending: usize,
+    /// The target's measurements: index and log cost (`None`: failed).
+    measured: Vec<(u128, Option<f64>)>,
+    /// Measurements the weights were last computed from.
+    weighed: usize,
+    weights: Vec<f64>,
+    /// Every start configuration proposed, for the diversity of the next.
+    chosen: Vec<u128>,
+    exploit: Option<f64>,
+    prior_mean: bool,
 }
 
 impl std::fmt::Debug for Transfer {
@@ -75,7 +87,46 @@ impl Transfer {
             queue: Vec::new(),
             prior_feature: false,
             space_filling: true,
+            weighted: false,
+            pending: 0,
+            measured: Vec::new(),
+            weighed: 0,
+            weights: Vec::new(),
+            chosen: Vec::new(),
+            exploit: None,
+            prior_mean: false,
         }
+    }
+    /// The share of a known budget, at its end, that the model spends on the lowest
+    /// predicted costs ([`Surrogate::exploit`]; default: the surrogate's own, a tenth).
+    #[must_use]
+    pub fn exploit(mut self, share: f64) -> Self {
+        self.exploit = Some(share);
+        self
+    }
+    /// Gives the model the consensus (weighted, with [`Transfer::weigh_sources`]) as its
+    /// mean: a least-squares line in the consensus plus the forest's model of the rest
+    /// ([`Surrogate::prior_mean`]; default: off; in leave-one-GPU-out simulation it did
+    /// not help, see `bench/simulate/RESULTS.md`).
+    #[must_use]
+    pub fn prior_mean(mut self, on: bool) -> Self {
+        self.prior_mean = on;
+        self
+    }
+    /// Weighs the sources by how well each one ranks the target's own measurements
+    /// (default: off). Each source's weight is its Spearman rank correlation with the
+    /// measured costs (failures ranked last), 0 where negative, recomputed after every
+    /// measurement (equal weights before 3). The start takes one configuration from each
+    /// ranking (the consensus and each source's) as without weights, then the rest of
+    /// the start from the weighted consensus ranking; the model then has the weighted
+    /// consensus as a feature. So a source that ranks this device's configurations like
+    /// the device does steers, and one that does not drops out. No parameter is tuned. In
+    /// leave-one-GPU-out simulation it did not beat the unweighted default (it helps where
+    /// one source fits, and misleads where none does; `bench/simulate/RESULTS.md`).
+    #[must_use]
+    pub fn weigh_sources(mut self, on: bool) -> Self {
+        self.weighted = on;
+        self
     }
     /// Whether the model has the sources' verdict as a feature (default: no; it did not
     /// help in leave-one-GPU-out simulation, see `bench/simulate/RESULTS.md`).
@@ -126,6 +177,97 @@ impl Transfer {
                 / n;
         }
         sum
+    }
+
+    /// The sources' weights from the target's measurements so far (see
+    /// [`Transfer::weigh_sources`]), and the model's prior feature from them.
+    fn reweigh(&mut self) {
+        if self.measured.len() == self.weighed {
+            return;
+        }
+        self.weighed = self.measured.len();
+        if self.measured.len() < 3 {
+            return;
+        }
+        let y: Vec<f64> = self
+            .measured
+            .iter()
+            .map(|m| m.1.unwrap_or(f64::INFINITY))
+            .collect();
+        self.weights = self
+            .sources
+            .iter()
+            .map(|s| {
+                let x: Vec<f64> = self
+                    .measured
+                    .iter()
+                    .map(|m| s.get(&m.0).map_or(MISSING, |g| g.clamp(0.0, MISSING)))
+                    .collect();
+                spearman(&x, &y).unwrap_or(0.0).max(0.0)
+            })
+            .collect();
+        self.model.update_prior(Arc::new(self.weighted_consensus()));
+    }
+
+    /// The prior by the current weights; constant (all 0) when every weight is 0.
+    fn weighted_consensus(&self) -> HashMap<u128, f64> {
+        let total: f64 = self.weights.iter().sum();
+        let mut out: HashMap<u128, f64> = HashMap::new();
+        for s in &self.sources {
+            for &i in s.keys() {
+                out.entry(i).or_insert(0.0);
+            }
+        }
+        if total <= 0.0 {
+            return out;
+        }
+        for (i, v) in out.iter_mut() {
+            *v = self
+                .sources
+                .iter()
+                .zip(&self.weights)
+                .filter(|(_, &w)| w > 0.0)
+                .map(|(s, &w)| w * s.get(i).map_or(MISSING, |g| g.clamp(0.0, MISSING)))
+                .sum::<f64>()
+                / total;
+        }
+        out
+    }
+
+    /// The best configuration by the weighted consensus not measured or chosen yet that
+    /// differs from every start configuration in `diversity` parameters (the best not
+    /// measured when none does); `None` when no source has weight.
+    fn next_weighted(&self, space: &Space, batch: &[u128]) -> Option<u128> {
+        if self.weights.iter().sum::<f64>() <= 0.0 {
+            return None;
+        }
+        let mut ranked: Vec<(u128, f64)> = self
+            .weighted_consensus()
+            .into_iter()
+            .filter(|&(i, _)| i < space.len())
+            .collect();
+        ranked.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+        let taken = |i: u128| {
+            batch.contains(&i) || self.chosen.contains(&i) || self.measured.iter().any(|m| m.0 == i)
+        };
+        let raws: Vec<Vec<u64>> = self
+            .chosen
+            .iter()
+            .chain(batch)
+            .filter_map(|&i| space.get(i).map(|c| c.raw().to_vec()))
+            .collect();
+        let far = |i: u128| {
+            space.get(i).is_some_and(|c| {
+                raws.iter().all(|r| {
+                    r.iter().zip(c.raw()).filter(|(a, b)| a != b).count() >= self.diversity
+                })
+            })
+        };
+        let free: Vec<u128> = ranked.iter().map(|r| r.0).filter(|&i| !taken(i)).collect();
+        free.iter()
+            .copied()
+            .find(|&i| far(i))
+            .or(free.first().copied())
     }
 
     /// The start: round-robin over the rankings, best first, spread by `diversity`.
@@ -183,25 +325,42 @@ impl Technique for Transfer {
     fn init(&mut self, space: &Space, seed: u64) {
         let mut model = Surrogate::new();
         self.queue.clear();
+        self.pending = 0;
+        self.measured.clear();
+        self.weighed = 0;
+        self.weights = vec![1.0; self.sources.len()];
         if !self.sources.is_empty() {
             let consensus = self.consensus();
             let n = self
                 .budget
                 .map_or(self.max, |b| (b as usize / 10).clamp(self.min, self.max));
-            self.queue = self.plan_start(space, &consensus, n);
+            // Weighted: one from each ranking, the rest once the target has spoken.
+            let first = if self.weighted {
+                n.min(self.sources.len() + usize::from(self.sources.len() > 1))
+            } else {
+                n
+            };
+            self.queue = self.plan_start(space, &consensus, first);
+            self.pending = n.saturating_sub(self.queue.len());
             self.queue.reverse();
             if !self.space_filling {
                 model = model.initial(0);
             }
-            if self.prior_feature {
-                model = model.prior_feature(Arc::new(consensus), MISSING);
+            if self.prior_feature || self.weighted || self.prior_mean {
+                model = model
+                    .prior_feature(Arc::new(consensus), MISSING)
+                    .prior_mean(self.prior_mean);
             }
+        }
+        if let Some(share) = self.exploit {
+            model = model.exploit(share);
         }
         if let Some(b) = self.budget {
             model.budget(b);
         }
         model.init(space, seed);
         self.model = model;
+        self.chosen = self.queue.clone();
     }
     fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
         let mut out = Vec::with_capacity(n);
@@ -209,6 +368,20 @@ impl Technique for Transfer {
             match self.queue.pop() {
                 Some(i) => out.push(i),
                 None => break,
+            }
+        }
+        if self.weighted && out.len() < n && self.pending > 0 {
+            self.reweigh();
+            while out.len() < n && self.pending > 0 {
+                match self.next_weighted(space, &out) {
+                    Some(i) => {
+                        out.push(i);
+                        self.chosen.push(i);
+                        self.pending -= 1;
+                    }
+                    // No source ranks the target's measurements: the model goes on.
+                    None => self.pending = 0,
+                }
             }
         }
         if out.len() < n {
@@ -222,8 +395,46 @@ impl Technique for Transfer {
         out
     }
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
+        self.measured.push((index, cost.filter(|c| c.is_finite())));
+        if self.weighted {
+            self.reweigh();
+        }
         self.model.tell(space, index, cost);
     }
+}
+
+/// Average ranks (1-based; ties share the mean of their ranks).
+fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut r = vec![0.0; v.len()];
+    let mut k = 0;
+    while k < order.len() {
+        let mut e = k;
+        while e + 1 < order.len() && v[order[e + 1]] == v[order[k]] {
+            e += 1;
+        }
+        let mean = (k + e) as f64 / 2.0 + 1.0;
+        for &o in &order[k..=e] {
+            r[o] = mean;
+        }
+        k = e + 1;
+    }
+    r
+}
+
+/// Spearman's rank correlation; `None` when either side is constant.
+fn spearman(a: &[f64], b: &[f64]) -> Option<f64> {
+    let (ra, rb) = (ranks(a), ranks(b));
+    let n = ra.len() as f64;
+    let (ma, mb) = (ra.iter().sum::<f64>() / n, rb.iter().sum::<f64>() / n);
+    let (mut sab, mut saa, mut sbb) = (0.0, 0.0, 0.0);
+    for (x, y) in ra.iter().zip(&rb) {
+        sab += (x - ma) * (y - mb);
+        saa += (x - ma) * (x - ma);
+        sbb += (y - mb) * (y - mb);
+    }
+    (saa > 0.0 && sbb > 0.0).then(|| sab / (saa * sbb).sqrt())
 }
 
 #[cfg(test)]
@@ -325,6 +536,46 @@ mod tests {
                 best <= 3.0,
                 "prior feature {feature}: best {best} after 60 of 400"
             );
+        }
+    }
+
+    #[test]
+    fn ranks_share_ties_and_spearman_reads_the_order() {
+        assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
+        let up = [1.0, 2.0, 3.0, 4.0];
+        assert_eq!(spearman(&up, &[10.0, 20.0, 30.0, 40.0]), Some(1.0));
+        // Ranks 3, 2, 1, 4 (a failure last): 1 - 6 * 8 / (4 * 15).
+        let r = spearman(&up, &[4.0, 3.0, 2.0, f64::INFINITY]).unwrap();
+        assert!((r - 0.2).abs() < 1e-12, "{r}");
+        assert_eq!(spearman(&up, &[4.0, 3.0, 2.0, 1.0]), Some(-1.0));
+        assert_eq!(spearman(&up, &[1.0, 1.0, 1.0, 1.0]), None);
+    }
+
+    #[test]
+    fn weighted_sources_follow_the_one_that_ranks_the_target() {
+        // The target's optimum is where source A says; source B says the opposite.
+        let s = space();
+        let cost = |i: u128| {
+            let c = s.get(i).unwrap();
+            1.0 + (c.get::<u32>(0) as f64 - 8.0).abs()
+                + (c.get::<u32>(1) as f64 - 7.0).abs()
+                + (c.get::<u32>(2) as f64 - 3.0).abs()
+        };
+        let (a, b) = (source(&s, [8, 7, 3]), source(&s, [1, 1, 0]));
+        let mut t = Transfer::new(vec![a, b]).diversity(0).weigh_sources(true);
+        t.budget(50);
+        t.init(&s, 3);
+        let mut asked = Vec::new();
+        for _ in 0..6 {
+            let i = t.ask(&s, 1)[0];
+            t.tell(&s, i, Some(cost(i)));
+            asked.push(i);
+        }
+        assert_eq!(t.weights[1], 0.0, "{:?}", t.weights);
+        assert!(t.weights[0] > 0.5, "{:?}", t.weights);
+        // One from each ranking (consensus, A, B), then the rest of the start (5) from A.
+        for &i in &asked[3..5] {
+            assert!(cost(i) <= 2.0, "{:?}", s.get(i).unwrap().raw());
         }
     }
 

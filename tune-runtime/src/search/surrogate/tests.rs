@@ -1,0 +1,197 @@
+//! Tests of the random-forest surrogate.
+#![allow(clippy::unwrap_used)]
+use super::*;
+use crate::param::Param;
+use crate::space::SpaceBuilder;
+
+/// A constrained space of 3 parameters (X * Y <= 64), cost with one optimum.
+fn space() -> Space {
+    SpaceBuilder::new()
+        .param(Param::<u32>::values("X", [1, 2, 4, 8, 16, 32, 64]))
+        .param(
+            Param::<u32>::values("Y", [1, 2, 4, 8, 16, 32, 64])
+                .constraint(&[0], |b| b.get::<u32>(0) * b.get::<u32>(1) <= 64),
+        )
+        .param(Param::<u32>::range("Z", 0..20))
+        .build()
+        .unwrap()
+}
+
+fn cost(space: &Space, i: u128) -> Option<f64> {
+    let c = space.get(i)?;
+    let (x, y, z) = (c.get::<u32>(0), c.get::<u32>(1), c.get::<u32>(2));
+    if z == 13 {
+        return None; // a failing value
+    }
+    let lx = (x as f64).log2() - 3.0;
+    let ly = (y as f64).log2() - 2.0;
+    let lz = z as f64 - 11.0;
+    Some(1.0 + lx * lx + ly * ly + 0.1 * lz * lz)
+}
+
+fn run(mut t: Surrogate, space: &Space, seed: u64, budget: usize, batch: usize) -> Vec<u128> {
+    t.budget(budget as u64);
+    t.init(space, seed);
+    let mut out = Vec::new();
+    while out.len() < budget {
+        let ask = t.ask(space, batch.min(budget - out.len()));
+        if ask.is_empty() {
+            break;
+        }
+        for i in ask {
+            t.tell(space, i, cost(space, i));
+            out.push(i);
+        }
+    }
+    out
+}
+
+#[test]
+fn finds_the_optimum_of_a_small_space_and_respects_its_constraints() {
+    let space = space();
+    let opt = (0..space.len())
+        .filter_map(|i| cost(&space, i).map(|c| (i, c)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap();
+    for (seed, exhaustive) in [(1, 20_000), (2, 0)] {
+        let t = Surrogate::new().exhaustive_up_to(exhaustive);
+        let asked = run(t, &space, seed, 40, 1);
+        assert!(asked.iter().all(|&i| i < space.len()));
+        assert!(asked.contains(&opt.0), "seed {seed}: optimum not found");
+    }
+}
+
+#[test]
+fn proposals_are_distinct_and_the_budget_exact() {
+    let space = space();
+    for batch in [1, 3] {
+        let asked = run(Surrogate::new(), &space, 4, 57, batch);
+        assert_eq!(asked.len(), 57);
+        let set: HashSet<u128> = asked.iter().copied().collect();
+        assert_eq!(set.len(), 57, "a configuration proposed twice");
+    }
+    // Asked for more than the space holds: every configuration once, then nothing.
+    let all = run(Surrogate::new(), &space, 5, space.len() as usize + 10, 4);
+    assert_eq!(all.len() as u128, space.len());
+}
+
+#[test]
+fn the_same_seed_gives_the_same_run() {
+    let space = space();
+    let a = run(Surrogate::new(), &space, 11, 30, 2);
+    let b = run(Surrogate::new(), &space, 11, 30, 2);
+    let c = run(Surrogate::new(), &space, 12, 30, 2);
+    assert_eq!(a, b);
+    assert_ne!(a, c);
+}
+
+#[test]
+fn a_spread_batch_holds_no_two_neighbours() {
+    let space = space();
+    let mut t = Surrogate::new().initial(6).batch_spread(2);
+    t.budget(60);
+    t.init(&space, 5);
+    for i in t.ask(&space, 6) {
+        t.tell(&space, i, cost(&space, i));
+    }
+    for _ in 0..5 {
+        let batch = t.ask(&space, 3);
+        assert_eq!(batch.len(), 3);
+        let raws: Vec<Vec<u64>> = batch
+            .iter()
+            .map(|&i| space.get(i).unwrap().raw().to_vec())
+            .collect();
+        for (x, a) in raws.iter().enumerate() {
+            for b in &raws[x + 1..] {
+                let differ = a.iter().zip(b).filter(|(p, q)| p != q).count();
+                assert!(differ >= 2, "{a:?} and {b:?} in one batch");
+            }
+        }
+        for i in batch {
+            t.tell(&space, i, cost(&space, i));
+        }
+    }
+}
+
+#[test]
+fn failures_modelled_apart_are_proposed_less() {
+    // Z = 13 fails; with the worst-cost stand-in, leaves around it look uncertain.
+    let space = space();
+    let failed = |feas: bool| -> usize {
+        (0..6)
+            .map(|seed| {
+                let t = Surrogate::new().initial(5).feasibility(feas);
+                let asked = run(t, &space, seed, 60, 2);
+                asked.iter().filter(|&&i| cost(&space, i).is_none()).count()
+            })
+            .sum()
+    };
+    let (on, off) = (failed(true), failed(false));
+    assert!(
+        on < off,
+        "failures proposed: {on} modelled apart, {off} as the worst cost"
+    );
+}
+
+#[test]
+fn a_local_share_of_one_proposes_neighbours_of_the_incumbent() {
+    let space = space();
+    let mut t = Surrogate::new().initial(5).local_share(1.0);
+    t.budget(40);
+    t.init(&space, 9);
+    let mut best: Option<(u128, f64)> = None;
+    for k in 0..40 {
+        let i = t.ask(&space, 1)[0];
+        if k >= 5 {
+            let (b, _) = best.unwrap();
+            let (x, y) = (space.get(i).unwrap(), space.get(b).unwrap());
+            let differ = x.raw().iter().zip(y.raw()).filter(|(p, q)| p != q).count();
+            assert_eq!(differ, 1, "proposal {k} is not a neighbour of the best");
+        }
+        let c = cost(&space, i);
+        if let Some(c) = c {
+            if best.is_none_or(|(_, b)| c < b) {
+                best = Some((i, c));
+            }
+        }
+        t.tell(&space, i, c);
+    }
+}
+
+#[test]
+fn the_start_design_spreads_over_the_space() {
+    let space = space();
+    let mut t = Surrogate::new().initial(6);
+    t.init(&space, 3);
+    let first = t.ask(&space, 6);
+    let zs: HashSet<u32> = first
+        .iter()
+        .map(|&i| space.get(i).unwrap().get::<u32>(2))
+        .collect();
+    // Six random draws of Z collide often; a max-min design rarely does.
+    assert!(zs.len() >= 5, "{zs:?}");
+}
+
+#[test]
+fn a_prior_mean_that_fits_finds_the_optimum_after_the_start() {
+    let space = space();
+    let opt = (0..space.len())
+        .filter_map(|i| cost(&space, i).map(|c| (i, c)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap()
+        .0;
+    // A prior that ranks the space as the device does (what a good source says).
+    let prior: HashMap<u128, f64> = (0..space.len())
+        .filter_map(|i| cost(&space, i).map(|c| (i, 0.5 * c.ln() + 1.0)))
+        .collect();
+    for seed in 0..4 {
+        // Failures apart, so that the line is fitted on valid measurements only.
+        let t = Surrogate::new()
+            .initial(4)
+            .feasibility(true)
+            .prior_feature(Arc::new(prior.clone()), 10.0)
+            .prior_mean(true);
+        let asked = run(t, &space, seed, 7, 1);
+        assert!(asked.contains(&opt), "seed {seed}: {asked:?}");
+    }
+}
