@@ -776,14 +776,7 @@ impl Study for DnnConv {
             .repetitions(5)
             .compile_time_limit(Duration::from_secs(60))
             .tolerance(Tolerance::Norm(1e-5));
-        // BEAST's hardware level once more, on what the compiler produced. Spills are
-        // CUDA's local memory; an OpenCL CPU device reports its whole stack as private
-        // memory, so OpenCL checks only the occupancy.
-        let spec = match (self.post_checks, target.language) {
-            (false, _) => spec,
-            (true, Language::Cuda) => spec.max_spill_bytes(0).min_occupancy(2),
-            (true, Language::OpenCl) => spec.min_occupancy(2),
-        };
+        let spec = self.after_compiling(spec, target);
         Ok(match self.check {
             Check::Deferred => spec,
             Check::Host => spec.reference(move |host| {
@@ -888,6 +881,17 @@ impl Study for DnnConv {
 }
 
 impl DnnConv {
+    /// BEAST's hardware level once more, on what the compiler produced. Spills are CUDA's
+    /// local memory; an OpenCL CPU device reports its whole stack as private memory, so
+    /// OpenCL checks only the occupancy.
+    fn after_compiling(&self, spec: KernelSpec, target: &Target) -> KernelSpec {
+        match (self.post_checks, target.language) {
+            (false, _) => spec,
+            (true, Language::Cuda) => spec.max_spill_bytes(0).min_occupancy(2),
+            (true, Language::OpenCl) => spec.min_occupancy(2),
+        }
+    }
+
     /// Backward-filter's spec: dW (output) from the input and the output gradient dY (in
     /// the filters' argument); the four prepared filter layouts are unused (one float each).
     fn backward_filter_spec(&self, target: &Target, source: &str) -> Result<KernelSpec> {
@@ -929,11 +933,7 @@ impl DnnConv {
             // Each output sums batch x pixels products in f32 (AlexNet L1: 387200); its
             // rounding grows with the square root of that, past the forward pass's 1e-5.
             .tolerance(Tolerance::Norm(1e-4));
-        let spec = match (self.post_checks, target.language) {
-            (false, _) => spec,
-            (true, Language::Cuda) => spec.max_spill_bytes(0).min_occupancy(2),
-            (true, Language::OpenCl) => spec.min_occupancy(2),
-        };
+        let spec = self.after_compiling(spec, target);
         Ok(match self.check {
             Check::Deferred => spec,
             Check::Host => spec.reference(move |host| {
