@@ -25,7 +25,6 @@ use rand::SeedableRng;
 
 use crate::candidates::{Buffers, Compiled, Pool};
 use crate::common::cases::gemm::Gemm;
-use crate::common::cases::xgemm_direct::back_to_back;
 use crate::common::cases::Target;
 use crate::common::cli::number;
 use crate::pipeline::{self, RunFile, Shape, Shapes};
@@ -64,9 +63,10 @@ fn cublas(cuda: &tune::cuda::Cuda, shapes: &Shapes) -> Result<(String, Vec<(Stri
         let t = match done.iter().find(|(k, _)| *k == key) {
             Some(&(_, t)) => t,
             None => {
+                // Samples sized as ours are (`launches`): a single call first.
                 let g = Gemm::new(s.m, s.n, s.k);
-                let (t, _) =
-                    crate::common::cuda::cublas_sgemm(cuda, &g, back_to_back(s.m, s.n, s.k), 5)?;
+                let (once, _) = crate::common::cuda::cublas_sgemm(cuda, &g, 1, 1)?;
+                let (t, _) = crate::common::cuda::cublas_sgemm(cuda, &g, launches(once), 5)?;
                 done.push((key, t));
                 t
             }
@@ -119,7 +119,7 @@ fn run<B: Backend>(
     let mut rng = SmallRng::seed_from_u64(1);
     let mut order: Vec<usize> = (0..pool.kernels.len()).collect();
     let mut searched = 0usize;
-    let (mut m, stats) = tune_inputs(
+    let (m, stats) = tune_inputs(
         m,
         shapes.inputs(),
         Plan::default(),
@@ -157,28 +157,28 @@ fn run<B: Backend>(
         stats.grid,
         started.elapsed()
     );
-    let verified = pipeline::verify(&mut m, |input, cfg| {
+    // The matrix the selectors learn from is final here; the scoring cells go to a copy.
+    let (truth, verified, planned) = pipeline::verify(&m, |input, cfg| {
         before(0.95).then_some(())?;
         bench.time(&pool.kernels[index(cfg)?], &find(&input.key))
     })?;
-    eprintln!("verified {verified} cells, {:.0?}", started.elapsed());
+    println!(
+        "scoring cells: {verified} of {planned} measured ({:.1}% of the grid), {:.0?}",
+        100.0 * verified as f64 / stats.grid.max(1) as f64,
+        started.elapsed()
+    );
     let vendor = vendor(&shapes)?;
+    eprintln!("vendor library timed, {:.0?}", started.elapsed());
     // The matrix first: if the analysis outlasts the call, `analyse` redoes it elsewhere.
     let out = crate::out_dir(language.name());
-    let run = RunFile {
-        matrix: m,
-        stats,
-        verified,
-        vendor,
-    };
+    let run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
     pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
-    eprintln!("measured and wrote run.json, {:.0?}", started.elapsed());
-    let report = pipeline::analyse(
-        &run.matrix,
-        &run.stats,
-        run.verified,
-        run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice())),
-    )?;
+    println!("measured and wrote run.json, {:.0?}", started.elapsed());
+    if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {
+        println!("analyse it with `select_gemm analyse DIR`");
+        return Ok(());
+    }
+    let report = pipeline::analyse(&run)?;
     pipeline::write_run(&out, &run, &report)?;
     println!(
         "{report}\n{:.0?} in all; wrote {}",
@@ -217,23 +217,24 @@ impl<'a, B: Backend> Bench<'a, B> {
         })
     }
 
-    /// Seconds of the batch: an untimed sample, then the median of 5, each of as many
-    /// back-to-back launches as the case uses, times the batch. A configuration whose first
-    /// timed sample is over 4 times the shape's best so far keeps that sample (it is out of
-    /// the running; its cost is still what was measured). `None` if it fails.
+    /// Seconds of the batch: two single launches (the first warms, the second sizes the
+    /// samples: as many back-to-back launches as make [`SAMPLE_SECONDS`], at most 64),
+    /// then the median of 5 samples, times the batch. A configuration whose first sample
+    /// is over 4 times the shape's best so far keeps that sample (it is out of the
+    /// running; its cost is still what was measured). `None` if it fails.
     fn time(&self, k: &Compiled<B::Kernel>, s: &Shape) -> Option<f64> {
-        let count = back_to_back(s.m, s.n, s.k);
         let key = s.key();
         let best = self.best.borrow().get(&key).copied();
-        let call = || {
+        let call = |count| {
             self.pool
                 .call(&*self.backend, k, s, (1.0, 0.0), &self.buffers, count)
                 .ok()
         };
-        call()?;
+        call(1)?;
+        let count = launches(call(1)?);
         let mut t = Vec::new();
         for _ in 0..5 {
-            t.push(call()?);
+            t.push(call(count)?);
             if t.len() == 1 && best.is_some_and(|b| t[0] > 4.0 * b) {
                 return Some(t[0] * s.batch as f64);
             }
@@ -244,5 +245,21 @@ impl<'a, B: Backend> Bench<'a, B> {
             self.best.borrow_mut().insert(key, median);
         }
         Some(median * s.batch as f64)
+    }
+}
+
+/// Seconds a timed sample should last: back-to-back launches of a short kernel amortise
+/// the launch and the timer's resolution (a few microseconds); a long one needs no more
+/// than one. (Until this, a shape under 0.1 GFLOP always took 64 launches a sample: 300
+/// of the second CUDA run's 330 s went to shapes with a long K and a small M x N, whose
+/// kernels run for milliseconds.)
+const SAMPLE_SECONDS: f64 = 2e-4;
+
+/// Back-to-back launches per sample for a kernel of `once` seconds.
+pub fn launches(once: f64) -> usize {
+    if once > 0.0 {
+        ((SAMPLE_SECONDS / once).ceil() as usize).clamp(1, 64)
+    } else {
+        64
     }
 }

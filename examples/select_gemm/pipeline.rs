@@ -1,6 +1,7 @@
 //! What the CPU and GPU runs share: the shapes, the verification of deployed cells, the
 //! tables and the deployed selector.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
@@ -234,34 +235,48 @@ fn methods() -> Vec<SetMethod> {
     v
 }
 
-/// Measures the cells that the tables and the deployed selector read and the matrix lacks
-/// (each deployed configuration on each test shape). Returns how many it measured.
+/// The set sizes in the order their scoring cells are measured: should the measuring
+/// stop early, the shipped size and the other target come first.
+const KS_FIRST: [usize; 4] = [DEPLOY_K, 4, 6, 15];
+
+/// Measures the cells that the tables and the vendor comparison read and `m` lacks, into
+/// a copy of `m`, the truth the tables score on (`m` stays what the selectors learn
+/// from: see [`needed`]): each test input's baselines and every configuration of every
+/// set of every split on its test inputs ([`needed`]), and every configuration of every
+/// method's [`DEPLOY_K`]-set chosen from all inputs on every input (whichever recipe ships,
+/// its choice is measured everywhere). `measure` returns `None` when a cell fails or the
+/// time is up (the cell stays empty; the tables count it). Returns the truth, the cells
+/// measured and the cells planned.
 pub fn verify(
-    m: &mut Matrix,
+    m: &Matrix,
     mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
-) -> Result<usize> {
-    let mut cells = needed(m, &splits(m), &methods(), &KS)?;
-    // The deployed selector on every shape.
-    let (chosen, _) = deploy(m)?;
-    for (i, input) in m.inputs().iter().enumerate() {
-        if let Some(c) = chosen
-            .choose(&input.features)
-            .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
-        {
-            if m.get(i, c).is_none() && !cells.contains(&(i, c)) {
-                cells.push((i, c));
+) -> Result<(Matrix, usize, usize)> {
+    let mut cells = needed(m, &splits(m), &methods(), &KS_FIRST[..1])?;
+    let mut seen: HashSet<(usize, usize)> = cells.iter().copied().collect();
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    for method in methods() {
+        for c in tune::select::set::choose(m, &all, DEPLOY_K, method)? {
+            for i in 0..m.inputs().len() {
+                if m.get(i, c).is_none() && seen.insert((i, c)) {
+                    cells.push((i, c));
+                }
             }
         }
     }
+    for c in needed(m, &splits(m), &methods(), &KS_FIRST[1..])? {
+        if seen.insert(c) {
+            cells.push(c);
+        }
+    }
+    let mut truth = m.clone();
     let mut done = 0;
-    for (i, c) in cells {
-        let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
-        if let Some(v) = measure(&input, &config) {
-            m.set(i, c, v)?;
+    for &(i, c) in &cells {
+        if let Some(v) = measure(&m.inputs()[i], &m.configs()[c]) {
+            truth.set(i, c, v)?;
             done += 1;
         }
     }
-    Ok(done)
+    Ok((truth, done, cells.len()))
 }
 
 /// The selector that ships: [`DEPLOY_K`] configurations, the set method and tree chosen
@@ -280,20 +295,20 @@ struct NestedRow {
     bound: tune::select::Score,
 }
 
-fn nested_rows(m: &Matrix, split: &Split) -> Result<Vec<NestedRow>> {
+fn nested_rows(m: &Matrix, truth: &Matrix, split: &Split) -> Result<Vec<NestedRow>> {
     let mut rows = Vec::new();
     for k in KS {
         let (s, choice) = Nested::default().fit(m, &split.train, k)?;
         let set: Vec<usize> = s
             .configs
             .iter()
-            .filter_map(|cfg| m.configs().iter().position(|x| x == cfg))
+            .filter_map(|cfg| truth.configs().iter().position(|x| x == cfg))
             .collect();
-        let test = score(m, &split.test, |i| {
-            s.choose(&m.inputs()[i].features)
-                .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
+        let test = score(truth, &split.test, |i| {
+            s.choose(&truth.inputs()[i].features)
+                .and_then(|cfg| truth.configs().iter().position(|x| x == cfg))
         });
-        let bound = score(m, &split.test, |i| best_in(m, i, &set));
+        let bound = score(truth, &split.test, |i| best_in(truth, i, &set));
         rows.push(NestedRow {
             k,
             choice,
@@ -314,14 +329,13 @@ fn pct(s: &tune::select::Score) -> String {
 
 /// The report: how the matrix was measured, the tables of every split, the deployed
 /// selector against the vendor library (seconds per shape key) where given.
-pub fn analyse(
-    m: &Matrix,
-    stats: &Stats,
-    verified: usize,
-    vendor: Option<(&str, &[(String, f64)])>,
-) -> Result<String> {
+pub fn analyse(run: &RunFile) -> Result<String> {
+    let (m, stats, verified) = (&run.matrix, &run.stats, run.verified);
+    let truth = run.truth()?;
+    let truth = &truth;
+    let vendor = run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice()));
     let mut out = format!(
-        "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising): {:.1}% of the {}-cell grid of candidates x shapes in all ({:.1}% cross-evaluated), {} measurements failed or were skipped; {} more cells measure the deployed configurations on the test shapes ({:.1}% of the grid with them). {} cells in all.\n\n",
+        "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising): {:.1}% of the {}-cell grid of candidates x shapes in all ({:.1}% cross-evaluated), {} measurements failed or were skipped. What the selectors learn from: these {} cells.\n\n",
         m.tunable,
         m.device,
         m.inputs().len(),
@@ -333,11 +347,24 @@ pub fn analyse(
         stats.grid,
         100.0 * stats.fraction(),
         stats.failed,
-        verified,
-        100.0 * (stats.searched + stats.anchored + stats.promising + verified) as f64
-            / stats.grid.max(1) as f64,
         m.measured()
     );
+    if run.planned > 0 {
+        let _ = writeln!(
+            out,
+            "Scoring only (never read by a set or a tree): {verified} of {} planned cells measure the baselines and every set's configurations on the test shapes of each split, and every method's {DEPLOY_K}-set (chosen from all shapes) on every shape: {:.1}% of the grid more ({:.1}% with the searches and cross-evaluation). The per-shape optimum is the best of all {} cells.\n",
+            run.planned,
+            100.0 * verified as f64 / stats.grid.max(1) as f64,
+            100.0 * (stats.searched + stats.anchored + stats.promising + verified) as f64
+                / stats.grid.max(1) as f64,
+            truth.measured()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{verified} more cells measured the deployed configurations on the test shapes into the same matrix (a run before the scoring cells were kept apart: the selectors of one split may learn from cells measured to score another).\n"
+        );
+    }
     let classifiers = Classifier::ALL;
     let mut summary = String::from(
         "| split (train / test shapes) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 |\n|---|---:|---:|---:|---:|---:|---|\n",
@@ -346,19 +373,19 @@ pub fn analyse(
         if split.train.is_empty() || split.test.is_empty() {
             continue;
         }
-        let r = evaluate(m, m, &split, &SetMethod::MAIN, &classifiers, &KS)?;
+        let r = evaluate(m, truth, &split, &SetMethod::MAIN, &classifiers, &KS)?;
         let _ = writeln!(out, "## {}\n\n{}", split.name, r.markdown());
         let norms: Vec<SetMethod> = methods().into_iter().skip(4).collect();
         let n = evaluate(
             m,
-            m,
+            truth,
             &split,
             &norms,
             &[Classifier::Tree(TreeLimits::B)],
             &KS,
         )?;
         let _ = writeln!(out, "Normalisations ({}):\n\n{}", split.name, n.markdown());
-        let rows = nested_rows(m, &split)?;
+        let rows = nested_rows(m, truth, &split)?;
         let _ = writeln!(
             out,
             "Shipped ({}): set method and tree chosen by 5-fold cross-validation inside the {} training shapes (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) |\n|---:|---|---:|---:|---:|---|",
@@ -435,10 +462,10 @@ pub fn analyse(
                 tiled += 1;
             }
             let ours = cfg
-                .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
-                .and_then(|c| m.get(i, c));
+                .and_then(|cfg| truth.configs().iter().position(|x| x == cfg))
+                .and_then(|c| truth.get(i, c));
             let flops = 2.0 * input.features.iter().take(4).product::<f64>();
-            if let (Some(ours), Some((_, best))) = (ours, m.best(i)) {
+            if let (Some(ours), Some((_, best))) = (ours, truth.best(i)) {
                 for l in &mut logs[..if flops >= 1e9 { 2 } else { 1 }] {
                     l[0].push((t / ours).ln());
                     l[1].push((t / best).ln());
@@ -463,34 +490,94 @@ pub fn analyse(
 
 /// `analyse OUT_DIR`: the tables again from the matrix (and `vendor.json`) a run wrote.
 pub fn analyse_dir(dir: &Path) -> Result<()> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| Error::Io {
-            path: p.display().to_string(),
-            source: e,
-        })
-    };
-    let run: RunFile =
-        serde_json::from_str(&read(&dir.join("run.json"))?).map_err(|e| Error::Format {
-            path: dir.join("run.json").display().to_string(),
-            reason: e.to_string(),
-        })?;
-    let vendor = run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice()));
-    let report = analyse(&run.matrix, &run.stats, run.verified, vendor)?;
-    println!("{report}");
+    println!("{}", analyse(&read_run(dir)?)?);
     Ok(())
+}
+
+/// `plan OUT_DIR`: the scoring cells [`verify`] plans on a run's matrix, by kind.
+pub fn plan_dir(dir: &Path) -> Result<()> {
+    let run = read_run(dir)?;
+    let m = &run.matrix;
+    let started = Instant::now();
+    let (_, _, planned) = verify(m, |_, _| None)?;
+    let first = needed(m, &splits(m), &methods(), &KS_FIRST[..1])?.len();
+    println!(
+        "{planned} scoring cells ({:.1}% of the {}-cell grid; {first} for the baselines and the k = {DEPLOY_K} sets), planned in {:.1?}",
+        100.0 * planned as f64 / m.grid().max(1) as f64,
+        m.grid(),
+        started.elapsed()
+    );
+    Ok(())
+}
+
+fn read_run(dir: &Path) -> Result<RunFile> {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?;
+    serde_json::from_str(&text).map_err(|e| Error::Format {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 /// Everything a run measured, for `analyse`.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct RunFile {
-    /// The matrix.
+    /// The matrix the selectors learn from: the searches and the cross-evaluation.
     pub matrix: Matrix,
     /// How it was measured.
     pub stats: Stats,
-    /// Cells measured for the tables.
+    /// Cells measured for scoring.
     pub verified: usize,
+    /// Cells planned for scoring (0 in runs before the scoring cells were kept apart,
+    /// whose `matrix` holds them).
+    #[serde(default)]
+    pub planned: usize,
+    /// The scoring cells, `[input, config, cost]` of `matrix`'s inputs and configurations:
+    /// with `matrix`, the truth the tables score on.
+    #[serde(default)]
+    pub scoring: Vec<(usize, usize, f64)>,
     /// The vendor library's name and seconds per shape key.
     pub vendor: Option<(String, Vec<(String, f64)>)>,
+}
+
+impl RunFile {
+    /// A run of the matrix `m` and the truth `truth` (`m` with the scoring cells).
+    pub fn new(
+        m: Matrix,
+        truth: &Matrix,
+        stats: Stats,
+        (verified, planned): (usize, usize),
+        vendor: Option<(String, Vec<(String, f64)>)>,
+    ) -> RunFile {
+        let mut scoring = Vec::new();
+        for i in 0..truth.inputs().len() {
+            for c in 0..truth.configs().len() {
+                if let (None, Some(v)) = (m.get(i, c), truth.get(i, c)) {
+                    scoring.push((i, c, v));
+                }
+            }
+        }
+        RunFile {
+            matrix: m,
+            stats,
+            verified,
+            planned,
+            scoring,
+            vendor,
+        }
+    }
+
+    /// The matrix with the scoring cells.
+    pub fn truth(&self) -> Result<Matrix> {
+        let mut t = self.matrix.clone();
+        for &(i, c, v) in &self.scoring {
+            t.set(i, c, v)?;
+        }
+        Ok(t)
+    }
 }
 
 /// Writes `run.json` and `REPORT.md` into `dir`.
