@@ -9,10 +9,11 @@ use std::time::Instant;
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use tune::results::Named;
+use tune::select::features::Derived;
 use tune::select::matrix::{best_in, score};
 use tune::select::{
     evaluate, group_splits, needed, random_split, Choice, Classifier, Input, Matrix, Nested,
-    Normalisation, Selector, SetMethod, Split, Stats, TreeLimits,
+    Normalisation, Recipe, Selector, SetMethod, Split, Stats, TreeLimits,
 };
 use tune::{Error, Result, Value};
 
@@ -279,11 +280,49 @@ pub fn verify(
     Ok((truth, done, cells.len()))
 }
 
-/// The selector that ships: [`DEPLOY_K`] configurations, the set method and tree chosen
-/// by cross-validation over every shape.
+/// Features a tree may read besides the sizes, fixed before the fourth GPU run (issue
+/// 14's select4) from what limits a GEMM kernel, not from any table: `mn`, the output's
+/// size (the blocks of a kernel that does not split K); `mnk`, the work; `m_per_n`, the
+/// output's aspect; `k2_per_mn`, K against the output's side (`k / sqrt(m n)`, squared:
+/// a tree splits the same way); `intensity`, `m n k / (m k + k n + m n)`, the flops per
+/// element moved. Indices into [`Shape::FEATURES`].
+pub fn derived() -> Vec<Derived> {
+    let (m, n, k) = (0, 1, 2);
+    let product = |name: &str, terms: &[(usize, i32)]| Derived::Product {
+        name: name.into(),
+        terms: terms.to_vec(),
+    };
+    vec![
+        product("mn", &[(m, 1), (n, 1)]),
+        product("mnk", &[(m, 1), (n, 1), (k, 1)]),
+        product("m_per_n", &[(m, 1), (n, -1)]),
+        product("k2_per_mn", &[(k, 2), (m, -1), (n, -1)]),
+        Derived::Harmonic {
+            name: "intensity".into(),
+            of: vec![m, n, k],
+        },
+    ]
+}
+
+/// How the shipped recipe is chosen (fixed before the fourth GPU run): every set method
+/// and tree, on the sizes alone or with [`derived`] features, by cross-validation inside
+/// the training shapes whose folds leave out a network when the split does
+/// (`by_group`), random folds otherwise.
+pub fn scheme(by_group: bool) -> Nested {
+    Nested {
+        recipes: Recipe::and_derived(&Recipe::all()),
+        by_group,
+        derived: derived(),
+        ..Nested::default()
+    }
+}
+
+/// The selector that ships: [`DEPLOY_K`] configurations, the recipe chosen by
+/// cross-validation over every shape with a network left out per fold (a library meets
+/// networks it was not tuned on).
 pub fn deploy(m: &Matrix) -> Result<(Selector, Choice)> {
     let all: Vec<usize> = (0..m.inputs().len()).collect();
-    Nested::default().fit(m, &all, DEPLOY_K)
+    scheme(true).fit(m, &all, DEPLOY_K)
 }
 
 /// The nested choice on one split, for each k: the recipe chosen inside the training
@@ -295,10 +334,16 @@ struct NestedRow {
     bound: tune::select::Score,
 }
 
-fn nested_rows(m: &Matrix, truth: &Matrix, split: &Split) -> Result<Vec<NestedRow>> {
+fn nested_rows(
+    m: &Matrix,
+    truth: &Matrix,
+    split: &Split,
+    nested: &Nested,
+    ks: &[usize],
+) -> Result<Vec<NestedRow>> {
     let mut rows = Vec::new();
-    for k in KS {
-        let (s, choice) = Nested::default().fit(m, &split.train, k)?;
+    for &k in ks {
+        let (s, choice) = nested.fit(m, &split.train, k)?;
         let set: Vec<usize> = s
             .configs
             .iter()
@@ -367,12 +412,15 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     }
     let classifiers = Classifier::ALL;
     let mut summary = String::from(
-        "| split (train / test shapes) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 |\n|---|---:|---:|---:|---:|---:|---|\n",
+        "| split (train / test shapes) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select3's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---|---:|\n",
     );
-    for split in splits(m) {
+    let (m_ext, truth_ext) = (m.with_derived(&derived()), truth.with_derived(&derived()));
+    for (n_split, split) in splits(m).into_iter().enumerate() {
         if split.train.is_empty() || split.test.is_empty() {
             continue;
         }
+        // The first split is random; the others leave out a network.
+        let by_group = n_split > 0;
         let r = evaluate(m, truth, &split, &SetMethod::MAIN, &classifiers, &KS)?;
         let _ = writeln!(out, "## {}\n\n{}", split.name, r.markdown());
         let norms: Vec<SetMethod> = methods().into_iter().skip(4).collect();
@@ -385,10 +433,30 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             &KS,
         )?;
         let _ = writeln!(out, "Normalisations ({}):\n\n{}", split.name, n.markdown());
-        let rows = nested_rows(m, truth, &split)?;
+        let mut trees = classifiers[..4].to_vec();
+        trees.retain(|c| *c != Classifier::NearestInput);
+        let d = evaluate(&m_ext, &truth_ext, &split, &SetMethod::MAIN, &trees, &KS)?;
         let _ = writeln!(
             out,
-            "Shipped ({}): set method and tree chosen by 5-fold cross-validation inside the {} training shapes (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) |\n|---:|---|---:|---:|---:|---|",
+            "Derived features ({}): the trees and 1-NN reading {} besides the sizes:\n\n{}",
+            split.name,
+            derived()
+                .iter()
+                .map(|d| d.name().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            d.markdown()
+        );
+        let rows = nested_rows(m, truth, &split, &scheme(by_group), &KS)?;
+        let old = nested_rows(m, truth, &split, &Nested::default(), &[4, DEPLOY_K])?;
+        let folds = if by_group {
+            "one fold per network of the training shapes (each left out in turn)"
+        } else {
+            "5 random folds"
+        };
+        let _ = writeln!(
+            out,
+            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) |\n|---:|---|---:|---:|---:|---|",
             split.name,
             split.train.len(),
             split.test.len()
@@ -417,9 +485,24 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         }
         let _ = writeln!(out);
         let at = |k: usize| rows.iter().find(|r| r.k == k);
+        let old_at = |k: usize| {
+            old.iter()
+                .find(|r| r.k == k)
+                .map(|r| pct(&r.test))
+                .unwrap_or_default()
+        };
+        let _ = writeln!(
+            out,
+            "select3's scheme ({}; 5 random folds, sizes only): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
+            split.name,
+            old_at(4),
+            old.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            old_at(DEPLOY_K),
+            old.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+        );
         let _ = writeln!(
             summary,
-            "| {} ({} / {}) | {} | {} | {} | {} | {} | {} |",
+            "| {} ({} / {}) | {} | {} | {} | {} | {} | {} | {} / {} |",
             split.name,
             split.train.len(),
             split.test.len(),
@@ -429,6 +512,8 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             at(8).map(|r| pct(&r.test)).unwrap_or_default(),
             at(8).map(|r| pct(&r.bound)).unwrap_or_default(),
             at(8).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            old_at(4),
+            old_at(DEPLOY_K),
         );
     }
     let _ = writeln!(
@@ -438,7 +523,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     let (s, choice) = deploy(m)?;
     let _ = writeln!(
         out,
-        "## Deployed\n\n{} configurations by {} (chosen by cross-validation over all {} shapes, inner score {}), tree depth {}, {} leaves:\n",
+        "## Deployed\n\n{} configurations by {} (chosen by cross-validation over all {} shapes, a network left out per fold, inner score {}), tree depth {}, {} leaves:\n",
         s.configs.len(),
         choice.recipe.name(),
         m.inputs().len(),
