@@ -10,14 +10,16 @@
 # Every configuration is compiled once (on every core, as many at once as the compiler
 # allows) and launched with the sizes as arguments: a pool of sampled configurations,
 # EVALS of them per shape as its search, then the cross-evaluation (searches and
-# cross-evaluation within 15% of the grid), then the scoring cells. Each part keeps to
-# TUNE_SELECT_SECONDS of compiling and measuring (see gpu.rs) and is killed at LIMIT s.
+# cross-evaluation within 15% of the grid), then the scoring cells, then (with the time
+# left) the rest of the grid, which only the tables' per-shape optimum reads. Each part
+# keeps to TUNE_SELECT_SECONDS of compiling and measuring (see gpu.rs) and is killed at
+# LIMIT s.
 #
 # Build where cargo is (no GPU needed), then run on the GPU machine:
 #   cargo build --release --features select,cuda,opencl --example select_gemm
 #   mkdir -p .device-bin/select4 && cp target/release/examples/select_gemm .device-bin/select4/
-#   B=.device-bin/select4 bash benches/gpu/run_select.sh cuda     # about 2.5 minutes
-#   B=.device-bin/select4 bash benches/gpu/run_select.sh opencl   # about 4 minutes
+#   B=.device-bin/select4 bash benches/gpu/run_select.sh cuda     # about 3.5 minutes
+#   B=.device-bin/select4 bash benches/gpu/run_select.sh opencl   # about 4.5 minutes
 B=${B:-.device-bin/select4}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/select-out}
@@ -26,7 +28,7 @@ OUT=${OUT:-/tmp/select-out}
 # evaluations a shape keeps the searches to about the share of the grid the CUDA part's
 # 152 and 12 take, so that the cross-evaluation gets some of the 15%.
 if [ "${1:-cuda}" = opencl ]; then
-  POOL=${POOL:-64} TILED=0 EVALS=${EVALS:-4} SECONDS_=${TUNE_SELECT_SECONDS:-210}
+  POOL=${POOL:-64} TILED=0 EVALS=${EVALS:-4} SECONDS_=${TUNE_SELECT_SECONDS:-250}
 else
   POOL=${POOL:-128} TILED=${TILED:-24} EVALS=${EVALS:-12} SECONDS_=${TUNE_SELECT_SECONDS:-200}
 fi

@@ -11,9 +11,9 @@
 //! The run keeps to `$TUNE_SELECT_SECONDS` (default 300; the GPU machine allows 10 minutes
 //! a call): past a third of it no more configurations are compiled, past 40% of it the
 //! searches take at most 8 configurations a shape (past 60%, 2), past 75% the
-//! cross-evaluation measures nothing more, past 95% neither does the verification (the
-//! cells stay empty, and the report counts them), so that a slow device still writes its
-//! matrix.
+//! cross-evaluation measures nothing more, past 95% neither do the scoring cells (they
+//! stay empty, and the report counts them) nor the filling of the grid with the time left
+//! (`pipeline::fill`), so that a slow device still writes its matrix.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -158,7 +158,7 @@ fn run<B: Backend>(
         started.elapsed()
     );
     // The matrix the selectors learn from is final here; the scoring cells go to a copy.
-    let (truth, verified, planned) = pipeline::verify(&m, |input, cfg| {
+    let (mut truth, verified, planned) = pipeline::verify(&m, |input, cfg| {
         before(0.95).then_some(())?;
         bench.time(&pool.kernels[index(cfg)?], &find(&input.key))
     })?;
@@ -169,9 +169,26 @@ fn run<B: Backend>(
     );
     let vendor = vendor(&shapes)?;
     eprintln!("vendor library timed, {:.0?}", started.elapsed());
+    // The rest of the grid with the time left (`$TUNE_SELECT_FILL=0`: none).
+    let filled = if std::env::var("TUNE_SELECT_FILL").is_ok_and(|v| v == "0") {
+        0
+    } else {
+        pipeline::fill(
+            &mut truth,
+            |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
+            || before(0.95),
+        )?
+    };
+    println!(
+        "filled {filled} more cells of the {}-cell grid of the pool: {} measured in all, {:.0?}",
+        truth.grid(),
+        truth.measured(),
+        started.elapsed()
+    );
     // The matrix first: if the analysis outlasts the call, `analyse` redoes it elsewhere.
     let out = crate::out_dir(language.name());
-    let run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
+    let mut run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
+    run.filled = filled;
     pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
     println!("measured and wrote run.json, {:.0?}", started.elapsed());
     if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {

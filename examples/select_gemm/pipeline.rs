@@ -7,6 +7,7 @@ use std::path::Path;
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use tune::results::Named;
 use tune::select::features::Derived;
@@ -280,6 +281,37 @@ pub fn verify(
     Ok((truth, done, cells.len()))
 }
 
+/// Measures what `truth` lacks of the whole grid (every configuration of the matrix on
+/// every shape), shape by shape in a seeded order, while `go_on()`: the per-shape optimum
+/// the tables divide by is then the best of every candidate (not only of those measured),
+/// and any measurement plan can be replayed from it. Never read by a set or a tree.
+/// Returns the cells measured.
+pub fn fill(
+    truth: &mut Matrix,
+    mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
+    mut go_on: impl FnMut() -> bool,
+) -> Result<usize> {
+    let mut order: Vec<usize> = (0..truth.inputs().len()).collect();
+    order.shuffle(&mut SmallRng::seed_from_u64(4));
+    let mut done = 0;
+    for i in order {
+        for c in 0..truth.configs().len() {
+            if truth.get(i, c).is_some() {
+                continue;
+            }
+            if !go_on() {
+                return Ok(done);
+            }
+            let (input, config) = (truth.inputs()[i].clone(), truth.configs()[c].clone());
+            if let Some(v) = measure(&input, &config) {
+                truth.set(i, c, v)?;
+                done += 1;
+            }
+        }
+    }
+    Ok(done)
+}
+
 /// Features a tree may read besides the sizes, fixed before the fourth GPU run (issue
 /// 14's select4) from what limits a GEMM kernel, not from any table: `mn`, the output's
 /// size (the blocks of a kernel that does not split K); `mnk`, the work; `m_per_n`, the
@@ -394,6 +426,17 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         stats.failed,
         m.measured()
     );
+    if run.filled > 0 {
+        let _ = writeln!(
+            out,
+            "Filling the grid (never read by a set or a tree): {} more cells of the {} configurations x {} shapes, {} of them measured in all ({:.1}%).\n",
+            run.filled,
+            m.configs().len(),
+            m.inputs().len(),
+            truth.measured(),
+            100.0 * truth.measured() as f64 / truth.grid().max(1) as f64,
+        );
+    }
     if run.planned > 0 {
         let _ = writeln!(
             out,
@@ -620,8 +663,11 @@ pub struct RunFile {
     /// whose `matrix` holds them).
     #[serde(default)]
     pub planned: usize,
-    /// The scoring cells, `[input, config, cost]` of `matrix`'s inputs and configurations:
-    /// with `matrix`, the truth the tables score on.
+    /// Cells measured past the scoring ones to fill the grid ([`fill`]).
+    #[serde(default)]
+    pub filled: usize,
+    /// The scoring and filling cells, `[input, config, cost]` of `matrix`'s inputs and
+    /// configurations: with `matrix`, the truth the tables score on.
     #[serde(default)]
     pub scoring: Vec<(usize, usize, f64)>,
     /// The vendor library's name and seconds per shape key.
@@ -650,6 +696,7 @@ impl RunFile {
             stats,
             verified,
             planned,
+            filled: 0,
             scoring,
             vendor,
         }
