@@ -167,7 +167,29 @@ fn run<B: Backend>(
         100.0 * verified as f64 / stats.grid.max(1) as f64,
         started.elapsed()
     );
-    let vendor = vendor(&shapes)?;
+    // The label step (`$TUNE_SELECT_LABELS=1`): the tables "with label cells".
+    let labelled = if std::env::var("TUNE_SELECT_LABELS").is_ok_and(|v| v == "1") {
+        pipeline::label_step(
+            &m,
+            &mut truth,
+            |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
+            || before(0.95),
+        )?
+    } else {
+        (0, 0)
+    };
+    println!(
+        "label step: {} label cells, {} scoring cells, {:.0?}",
+        labelled.0,
+        labelled.1,
+        started.elapsed()
+    );
+    // `$TUNE_SELECT_VENDOR=0`: no vendor library.
+    let vendor = if std::env::var("TUNE_SELECT_VENDOR").is_ok_and(|v| v == "0") {
+        None
+    } else {
+        vendor(&shapes)?
+    };
     eprintln!("vendor library timed, {:.0?}", started.elapsed());
     // The rest of the grid with the time left (`$TUNE_SELECT_FILL=0`: none).
     let filled = if std::env::var("TUNE_SELECT_FILL").is_ok_and(|v| v == "0") {
@@ -189,6 +211,7 @@ fn run<B: Backend>(
     let out = crate::out_dir(language.name());
     let mut run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
     run.filled = filled;
+    run.labelled = labelled;
     pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
     println!("measured and wrote run.json, {:.0?}", started.elapsed());
     if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {

@@ -281,6 +281,60 @@ pub fn verify(
     Ok((truth, done, cells.len()))
 }
 
+/// The label step of a tuning run, for every split: after the cross-evaluation, every
+/// configuration of the sets any method chooses on the training shapes, measured on every
+/// training shape (the cells [`with_labels`] reads), then the scoring cells of the sets
+/// chosen from the matrix with those labels ([`needed`]), into `truth`, while `go_on()`.
+/// Returns the label cells measured and the scoring cells measured.
+pub fn label_step(
+    m: &Matrix,
+    truth: &mut Matrix,
+    mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
+    mut go_on: impl FnMut() -> bool,
+) -> Result<(usize, usize)> {
+    let (mut labels, mut scoring) = (0, 0);
+    for split in splits(m) {
+        let mut union: Vec<usize> = Vec::new();
+        for method in methods() {
+            for k in KS {
+                union.extend(tune::select::set::choose(m, &split.train, k, method)?);
+            }
+        }
+        union.sort_unstable();
+        union.dedup();
+        for &i in &split.train {
+            for &c in &union {
+                if truth.get(i, c).is_some() {
+                    continue;
+                }
+                if !go_on() {
+                    return Ok((labels, scoring));
+                }
+                let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
+                if let Some(v) = measure(&input, &config) {
+                    truth.set(i, c, v)?;
+                    labels += 1;
+                }
+            }
+        }
+        let (lab, _, _) = with_labels(m, truth, &split)?;
+        for (i, c) in needed(&lab, std::slice::from_ref(&split), &methods(), &KS_FIRST)? {
+            if truth.get(i, c).is_some() {
+                continue;
+            }
+            if !go_on() {
+                return Ok((labels, scoring));
+            }
+            let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
+            if let Some(v) = measure(&input, &config) {
+                truth.set(i, c, v)?;
+                scoring += 1;
+            }
+        }
+    }
+    Ok((labels, scoring))
+}
+
 /// Measures what `truth` lacks of the whole grid (every configuration of the matrix on
 /// every shape), shape by shape in a seeded order, while `go_on()`: the per-shape optimum
 /// the tables divide by is then the best of every candidate (not only of those measured),
@@ -458,6 +512,13 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         stats.failed,
         m.measured()
     );
+    if run.labelled.0 > 0 {
+        let _ = writeln!(
+            out,
+            "Label step (`label_step`, read only by the tables \"with label cells\"): {} label cells on the training shapes of the splits, {} scoring cells of the sets chosen with them.\n",
+            run.labelled.0, run.labelled.1
+        );
+    }
     if run.filled > 0 {
         let _ = writeln!(
             out,
@@ -718,6 +779,9 @@ pub struct RunFile {
     /// Cells measured past the scoring ones to fill the grid ([`fill`]).
     #[serde(default)]
     pub filled: usize,
+    /// Label cells and their scoring cells ([`label_step`]).
+    #[serde(default)]
+    pub labelled: (usize, usize),
     /// The scoring and filling cells, `[input, config, cost]` of `matrix`'s inputs and
     /// configurations: with `matrix`, the truth the tables score on.
     #[serde(default)]
@@ -749,6 +813,7 @@ impl RunFile {
             verified,
             planned,
             filled: 0,
+            labelled: (0, 0),
             scoring,
             vendor,
         }
