@@ -64,6 +64,7 @@ mod checks;
 pub mod composition;
 pub mod conformance;
 mod device;
+pub(crate) mod driver_env;
 mod evaluator;
 mod host;
 mod spec;

@@ -11,7 +11,7 @@ use super::finish::{self, Finish};
 use super::polish::Polish;
 use super::pool::{prepare, Pool, Prepared, Wait};
 use super::spread;
-use super::state::{Outcome, State};
+use super::state::{Outcome, Proposal, State};
 use super::stream;
 use super::{Tuner, TuningResult};
 use crate::abort::{AbortCondition, Evaluations, WholeSpace};
@@ -286,17 +286,12 @@ fn search<E: Evaluator>(
         fresh.clear();
         repeats.clear();
         for index in asked {
-            if let Some(&cost) = state.memo.get(&index) {
-                technique.tell(space, index, cost);
-                stuck += 1;
-            } else if fresh.iter().any(|(i, _)| *i == index) {
-                repeats.push(index);
-            } else if let Some(config) = space.get(index) {
-                fresh.push((index, config));
-            } else {
-                // Not an index of the space: a bug of the technique; tell it so.
-                technique.tell(space, index, None);
-                stuck += 1;
+            match state.sort(technique, space, index, |i| {
+                fresh.iter().any(|(j, _)| *j == i)
+            }) {
+                Proposal::Measure(config) => fresh.push((index, config)),
+                Proposal::Repeat => repeats.push(index),
+                Proposal::Answered => stuck += 1,
             }
         }
         if fresh.is_empty() {

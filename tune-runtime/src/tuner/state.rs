@@ -13,6 +13,7 @@ use crate::cost::Cost;
 use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::results::log::LogWriter;
 use crate::results::{Named, Record, Stamper};
+use crate::search::Technique;
 use crate::space::{Config, Space};
 use crate::{Error, Result};
 
@@ -55,6 +56,16 @@ impl Hasher for IndexHasher {
         let x = self.0;
         (x ^ (x >> 29)).wrapping_mul(0xbf58_476d_1ce4_e5b9) ^ (x >> 32)
     }
+}
+
+/// What the loop does with one proposal of the technique.
+pub(super) enum Proposal {
+    /// New: prepare and measure it.
+    Measure(Config),
+    /// Already on its way: tell the technique its outcome when it is measured.
+    Repeat,
+    /// Answered at once, from the memo or as a failure (not an index of the space).
+    Answered,
 }
 
 /// The mutable state of a run.
@@ -106,6 +117,29 @@ impl<C: Cost> State<C> {
             ended: None,
             bar,
             template,
+        }
+    }
+
+    /// Sorts one proposal: one measured before is told its memoised outcome, one already
+    /// on its way (`pending`) is a repeat, an index outside the space is told a failure (a
+    /// bug of the technique), and a new one is to be measured.
+    pub(super) fn sort(
+        &self,
+        technique: &mut dyn Technique,
+        space: &Space,
+        index: u128,
+        pending: impl Fn(u128) -> bool,
+    ) -> Proposal {
+        if let Some(&cost) = self.memo.get(&index) {
+            technique.tell(space, index, cost);
+            Proposal::Answered
+        } else if pending(index) {
+            Proposal::Repeat
+        } else if let Some(config) = space.get(index) {
+            Proposal::Measure(config)
+        } else {
+            technique.tell(space, index, None);
+            Proposal::Answered
         }
     }
 

@@ -10,7 +10,7 @@ use std::time::{Duration, Instant};
 
 use super::pool::{Pool, Wait};
 use super::run::measure;
-use super::state::State;
+use super::state::{Proposal, State};
 use crate::abort::AbortCondition;
 use crate::evaluate::Evaluator;
 use crate::search::Technique;
@@ -56,20 +56,16 @@ pub(super) fn search<E: Evaluator>(
             let asked = technique.ask(space, room);
             dry = asked.is_empty();
             for index in asked {
-                if let Some(&cost) = state.memo.get(&index) {
-                    technique.tell(space, index, cost);
-                    stuck += 1;
-                } else if flight.values().any(|(i, _)| *i == index) {
-                    repeats.push(index);
-                } else if let Some(config) = space.get(index) {
-                    pool.push(generation, jobs, &config);
-                    flight.insert(jobs, (index, config));
-                    jobs += 1;
-                    stuck = 0;
-                } else {
-                    // Not an index of the space: a bug of the technique; tell it so.
-                    technique.tell(space, index, None);
-                    stuck += 1;
+                let in_flight = |i| flight.values().any(|(j, _)| *j == i);
+                match state.sort(technique, space, index, in_flight) {
+                    Proposal::Measure(config) => {
+                        pool.push(generation, jobs, &config);
+                        flight.insert(jobs, (index, config));
+                        jobs += 1;
+                        stuck = 0;
+                    }
+                    Proposal::Repeat => repeats.push(index),
+                    Proposal::Answered => stuck += 1,
                 }
             }
             if stuck > stuck_limit {

@@ -22,7 +22,7 @@ pub(crate) fn unavailable(reason: impl Into<String>) -> Error {
 pub fn probe() -> Result<()> {
     probe_driver()?;
     probe_nvrtc()?;
-    let count = CudaContext::device_count()
+    let count = crate::backend::driver_env::loading(CudaContext::device_count)
         .map_err(|e| unavailable(format!("the CUDA driver did not initialise: {e}")))?;
     if count <= 0 {
         return Err(unavailable(

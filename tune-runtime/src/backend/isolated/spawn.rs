@@ -105,6 +105,13 @@ pub(super) fn spawn(
     };
     let program = command.get_program().to_string_lossy().into_owned();
     inherit_no_descriptors(&mut command);
+    // The environment the user gave, not what this process's drivers made of it.
+    for (key, value) in crate::backend::driver_env::undo() {
+        match value {
+            Some(v) => command.env(key, v),
+            None => command.env_remove(key),
+        };
+    }
     let mut child = command
         .env(WORKER_ENV, &path)
         .stdin(Stdio::null())

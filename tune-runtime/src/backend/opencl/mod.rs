@@ -140,6 +140,11 @@ impl OpenCl {
 
     /// Every device of every platform, and the platforms that listed none, with why.
     fn listing() -> Result<(Vec<DeviceEntry>, Vec<String>)> {
+        // Drivers initialise (and rewrite the environment) while they list their devices.
+        super::driver_env::loading(Self::listing_loaded)
+    }
+
+    fn listing_loaded() -> Result<(Vec<DeviceEntry>, Vec<String>)> {
         let mut out = Vec::new();
         let mut silent = Vec::new();
         for (pi, p) in platforms()?.iter().enumerate() {
@@ -266,6 +271,10 @@ impl OpenCl {
     }
 
     fn open(e: &DeviceEntry) -> Result<Self> {
+        super::driver_env::loading(|| Self::open_loaded(e))
+    }
+
+    fn open_loaded(e: &DeviceEntry) -> Result<Self> {
         let device = Device::new(e.id as cl_device_id);
         let context = Context::from_device(&device).map_err(|x| cl_err("creating a context", x))?;
         #[allow(deprecated)]
