@@ -14,6 +14,13 @@
 //! cross-evaluation measures nothing more, past 95% neither do the scoring cells (they
 //! stay empty, and the report counts them) nor the filling of the grid with the time left
 //! (`pipeline::fill`), so that a slow device still writes its matrix.
+//!
+//! Phases past the cross-evaluation, each reported apart from the 15% and never read by a
+//! set or a tree: the scoring cells (`pipeline::verify`); with `$TUNE_SELECT_LABELS=1`
+//! the label step (`pipeline::label_step`); cuBLAS on CUDA (`$TUNE_SELECT_VENDOR=0`:
+//! none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none). `$TUNE_SELECT_ANALYSE=0`
+//! writes `run.json` without the tables (`select_gemm analyse DIR` computes them);
+//! `$TUNE_SELECT_COMPILE_THREADS` sets the compile threads (default: every core).
 
 use std::process::ExitCode;
 use std::sync::Arc;
