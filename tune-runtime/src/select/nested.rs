@@ -130,15 +130,16 @@ impl Nested {
     /// [`Error::Select`] for fewer training inputs than folds, fewer than 2 folds or no
     /// recipe; a recipe that fails on every fold is passed over.
     pub fn choose(&self, m: &Matrix, train: &[usize], k: usize) -> Result<Choice> {
-        if self.folds < 2 || train.len() < self.folds || self.recipes.is_empty() {
+        let (folds, grouped) = self.folds_of(m, train);
+        let random_ok = self.folds >= 2 && train.len() >= self.folds;
+        if !(if grouped { folds.len() >= 2 } else { random_ok }) || self.recipes.is_empty() {
             return Err(Error::Select(format!(
-                "cross-validation needs at least 2 folds, as many training inputs as folds and a recipe ({} folds, {} inputs, {} recipes)",
-                self.folds,
+                "cross-validation needs at least 2 folds (one per group, or as many training inputs as random folds) and a recipe ({} folds, {} inputs, {} recipes)",
+                if grouped { folds.len() } else { self.folds },
                 train.len(),
                 self.recipes.len()
             )));
         }
-        let folds = self.folds_of(m, train);
         let extended = m.with_derived(&self.derived);
         // Per recipe, the chosen configuration of every left-out input.
         let mut picks: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.recipes.len()];
@@ -202,15 +203,17 @@ impl Nested {
         Ok((s, choice))
     }
 
-    /// The folds of `train`: (inputs fitted on, inputs left out).
-    fn folds_of(&self, m: &Matrix, train: &[usize]) -> Vec<(Vec<usize>, Vec<usize>)> {
+    /// The folds of `train`: (inputs fitted on, inputs left out), and whether they are
+    /// by group.
+    #[allow(clippy::type_complexity)]
+    fn folds_of(&self, m: &Matrix, train: &[usize]) -> (Vec<(Vec<usize>, Vec<usize>)>, bool) {
         let groups = |i: usize| &m.inputs()[i].groups;
         let mut names: Vec<&String> = train.iter().flat_map(|&i| groups(i)).collect();
         names.sort_unstable();
         names.dedup();
         if self.by_group && names.len() >= 2 {
             let mut held_once: Vec<usize> = Vec::new();
-            return names
+            let folds = names
                 .iter()
                 .filter_map(|&g| {
                     let (held, fit): (Vec<usize>, Vec<usize>) =
@@ -224,10 +227,11 @@ impl Nested {
                     (!fit.is_empty() && !held.is_empty()).then_some((fit, held))
                 })
                 .collect();
+            return (folds, true);
         }
         let mut shuffled = train.to_vec();
         shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(self.seed));
-        (0..self.folds)
+        let folds = (0..self.folds)
             .map(|f| {
                 let held: Vec<usize> = shuffled
                     .iter()
@@ -242,7 +246,8 @@ impl Nested {
                     .collect();
                 (fit, held)
             })
-            .collect()
+            .collect();
+        (folds, false)
     }
 }
 
@@ -398,7 +403,8 @@ mod tests {
             by_group: true,
             ..Nested::default()
         };
-        let folds = nested.folds_of(&m, &train);
+        let (folds, grouped) = nested.folds_of(&m, &train);
+        assert!(grouped);
         assert_eq!(folds.len(), 3);
         let groups = |i: usize| m.inputs()[i].groups.clone();
         for (g, (fit, held)) in ["a", "b", "c"].iter().zip(&folds) {
@@ -425,7 +431,12 @@ mod tests {
             .copied()
             .filter(|&i| groups(i) == ["c".to_string()])
             .collect();
-        assert_eq!(nested.folds_of(&one, &a).len(), 5);
+        let (random, grouped) = nested.folds_of(&one, &a);
+        assert_eq!((random.len(), grouped), (5, false));
+        // Group folds need no more inputs than groups.
+        let few: Vec<usize> = [0, 1, 2].into_iter().chain([shared]).collect();
+        assert!(nested.choose(&m, &few, 2).is_ok());
+        assert!(Nested::default().choose(&m, &few[..3], 2).is_err());
     }
 
     #[test]
