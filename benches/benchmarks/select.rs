@@ -1,11 +1,12 @@
 //! What a warm call of a generated selector costs (`#[tunable(select = ..)]`: a decision
 //! tree compiled to nested comparisons): the tunable of tests/select_dispatch.rs and its
-//! committed selector (5 configurations, depth 4). Beside criterion's median, the 99th
+//! committed selector (5 configurations, depth 4), and that of tests/select_derived.rs,
+//! whose tree reads two derived features (`m * n`, `m / n`) the dispatch computes first. Beside criterion's median, the 99th
 //! percentile of calls timed in batches of 64, and the same with 16 threads calling at once
 //! (per-thread CPU time per call, so that a machine with fewer cores than threads does not
 //! count time-sharing as contention; 1024 calls between two readings of that clock, whose
 //! own cost is some 100 ns).
-#![allow(dead_code)] // `demo` itself is tuned by the test, not here
+#![allow(dead_code)] // `demo` and `cost` themselves are tuned by the tests, not here
 
 use std::hint::black_box;
 use std::time::Instant;
@@ -13,6 +14,7 @@ use std::time::Instant;
 use criterion::{criterion_group, Criterion};
 
 include!("../../tests/data/select_demo_fn.rs");
+include!("../../tests/data/select_derived_fn.rs");
 
 /// Inputs inside and outside the tuned sizes.
 const INPUTS: [(u32, u32); 8] = [
@@ -83,6 +85,16 @@ fn select(c: &mut Criterion) {
             DemoConfig::select(black_box(m), black_box(n))
         })
     });
+    if CostConfig::select(16, 16).is_some() {
+        g.bench_function("warm call, derived features", |b| {
+            let mut i = 0usize;
+            b.iter(|| {
+                i = (i + 1) % INPUTS.len();
+                let (m, n) = INPUTS[i];
+                CostConfig::select(black_box(m), black_box(n))
+            })
+        });
+    }
     g.finish();
     // Percentiles and threads, printed beside criterion's lines.
     let batches = if std::env::args().any(|a| a == "--bench") {

@@ -2,48 +2,60 @@
 # One GEMM library for every shape (issue 14): GEMM kernels over the 431 GEMM shapes of
 # VGG16, ResNet-50 and MobileNet on the GPU, with CUDA (XgemmDirect and the tiled SGEMM,
 # padded where a shape is not a multiple of its tiles, copies timed) and with NVIDIA's
-# OpenCL (XgemmDirect), and cuBLAS SGEMM (TF32 off) on every shape. Each part writes
-# run.json (the performance matrix, the cuBLAS times), REPORT.md (the tables) and log.txt
-# under $OUT/<backend>; analyse them here with
+# OpenCL (XgemmDirect, work-groups of at least 32 items), and cuBLAS SGEMM (TF32 off) on
+# every shape. Each part writes run.json (the matrix the selectors learn from, the scoring
+# cells kept apart, the cuBLAS times) and log.txt under $OUT/<backend>, packed into
+# $OUT/<backend>.tar.gz; analyse them where cargo is with
 #   cargo run --release --features select --example select_gemm -- analyse DIR
-# Every configuration is compiled once and launched with the sizes as arguments: a pool of
-# sampled configurations, EVALS of them per shape as its search, then the cross-evaluation
-# (searches and cross-evaluation within 15% of the grid). Each part keeps to
-# TUNE_SELECT_SECONDS of compiling and measuring, then analyses (see gpu.rs).
+# Every configuration is compiled once (on every core, as many at once as the compiler
+# allows) and launched with the sizes as arguments: a pool of sampled configurations,
+# EVALS of them per shape as its search, then the cross-evaluation (searches and
+# cross-evaluation within 15% of the grid), then the scoring cells, then (with the time
+# left) the rest of the grid, which only the tables' per-shape optimum reads. Each part
+# keeps to TUNE_SELECT_SECONDS of compiling and measuring (see gpu.rs) and is killed at
+# LIMIT s.
 #
 # Build where cargo is (no GPU needed), then run on the GPU machine:
 #   cargo build --release --features select,cuda,opencl --example select_gemm
-#   mkdir -p .device-bin/select && cp target/release/examples/select_gemm .device-bin/select/
-#   B=.device-bin/select bash benches/gpu/run_select.sh cuda     # about 5 minutes
-#   B=.device-bin/select bash benches/gpu/run_select.sh opencl   # about 4 minutes
-B=${B:-.device-bin/select}
+#   mkdir -p .device-bin/select4 && cp target/release/examples/select_gemm .device-bin/select4/
+#   B=.device-bin/select4 bash benches/gpu/run_select.sh cuda     # about 3.5 minutes
+#   B=.device-bin/select4 bash benches/gpu/run_select.sh opencl   # about 4.5 minutes
+B=${B:-.device-bin/select4}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/select-out}
-# NVIDIA's OpenCL compiler took 486 s for 192 configurations on an H100 (2.5 s each, one at
-# a time): OpenCL samples 32 (no configuration is compiled past a third of the budget) and
-# has no tiled SGEMM (kernels/sgemm.cu is CUDA).
+# OpenCL: NVIDIA's OpenCL compiler took 3.4 s a configuration (select3, one at a time);
+# no compile starts that would end past a third of the budget. A pool of 64 with 4
+# evaluations a shape keeps the searches to about the share of the grid the CUDA part's
+# 152 and 12 take, so that the cross-evaluation gets some of the 15%.
 if [ "${1:-cuda}" = opencl ]; then
-  POOL=${POOL:-32} TILED=0 SECONDS_=${TUNE_SELECT_SECONDS:-190}
+  POOL=${POOL:-64} TILED=0 EVALS=${EVALS:-4} SECONDS_=${TUNE_SELECT_SECONDS:-250}
 else
-  POOL=${POOL:-128} TILED=${TILED:-24} SECONDS_=${TUNE_SELECT_SECONDS:-270}
+  POOL=${POOL:-128} TILED=${TILED:-24} EVALS=${EVALS:-12} SECONDS_=${TUNE_SELECT_SECONDS:-200}
 fi
-EVALS=${EVALS:-12}
+LIMIT=${LIMIT:-320}
 export TUNE_SELECT_SECONDS=$SECONDS_
+# The tables are computed where cargo is (`analyse`), not on the GPU machine's time.
+export TUNE_SELECT_ANALYSE=${TUNE_SELECT_ANALYSE:-0}
 case "${1:-cuda}" in
 cuda | opencl)
   mkdir -p "$OUT/$1"
   git log -1 --format='commit %H' 2>/dev/null | tee "$OUT/$1/log.txt"
-  # The SM clock under load, every 30 s (the run.sh line logs it idle, before).
-  (while sleep 30; do
+  echo "POOL=$POOL TILED=$TILED EVALS=$EVALS TUNE_SELECT_SECONDS=$SECONDS_ LIMIT=$LIMIT" |
+    tee -a "$OUT/$1/log.txt"
+  # The SM clock under load, every 20 s (the run.sh line logs it idle, before).
+  (while sleep 20; do
     nvidia-smi --query-gpu=clocks.sm,temperature.gpu,power.draw --format=csv,noheader
   done) >"$OUT/$1/clocks.txt" 2>&1 &
   CLOCKS=$!
-  TUNE_OPENCL_DEVICE=nvidia OUT=$OUT/$1 timeout 570 bash $R "$B/select_gemm" gpu --backend "$1" \
-    "$POOL" "$EVALS" "$TILED" 2>&1 | tee -a "$OUT/$1/log.txt" | tail -80
+  TUNE_OPENCL_DEVICE=nvidia OUT=$OUT/$1 timeout "$LIMIT" bash $R "$B/select_gemm" gpu \
+    --backend "$1" "$POOL" "$EVALS" "$TILED" 2>&1 | tee -a "$OUT/$1/log.txt" | tail -60
+  echo "exit status ${PIPESTATUS[0]}" | tee -a "$OUT/$1/log.txt"
   kill $CLOCKS 2>/dev/null
-  echo "SM clock, temperature, power every 30 s:" | tee -a "$OUT/$1/log.txt"
+  echo "SM clock, temperature, power every 20 s:" | tee -a "$OUT/$1/log.txt"
   tee -a "$OUT/$1/log.txt" <"$OUT/$1/clocks.txt"
   rm -f "$OUT/$1/clocks.txt"
+  tar czf "$OUT/$1.tar.gz" -C "$OUT" "$1" && rm -rf "${OUT:?}/$1"
+  ls -l "$OUT"
   ;;
 *)
   echo "usage: run_select.sh cuda|opencl" >&2

@@ -9,7 +9,6 @@
 
 use rand::rngs::SmallRng;
 use rand::SeedableRng;
-use rayon::prelude::*;
 use std::time::Instant;
 
 use crate::common::cases::gemm::{sgemm, sgemm_smem, Gemm, Layout};
@@ -59,6 +58,124 @@ pub struct Pool<B: Backend> {
     pads: Option<[B::Kernel; 2]>,
 }
 
+/// How the compiles went.
+#[derive(Clone, Copy, Debug, Default)]
+pub struct CompileStats {
+    /// Compiles started (failed ones included).
+    pub count: usize,
+    /// Threads that compiled.
+    pub threads: usize,
+    /// Seconds from the first start to the last end.
+    pub wall: f64,
+    /// The shortest and the median compile, from its start to its end (a compile that
+    /// waits for another one's lock counts its wait).
+    pub shortest: f64,
+    /// See `shortest`.
+    pub median: f64,
+    /// The most compiles in flight at once.
+    pub in_flight: usize,
+}
+
+impl std::fmt::Display for CompileStats {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rate = self.count as f64 / self.wall.max(1e-9);
+        write!(
+            f,
+            "{} compiles on {} threads in {:.1} s ({:.2} per second; each {:.2} s shortest, {:.2} s median from start to end; up to {} in flight; the rate x the shortest: {:.1})",
+            self.count,
+            self.threads,
+            self.wall,
+            rate,
+            self.shortest,
+            self.median,
+            self.in_flight,
+            rate * self.shortest
+        )
+    }
+}
+
+/// Runs `build` on every job on `workers` threads, starting none that would end past
+/// `by`: a thread starts a job while the jobs in flight and it, at the rate compiles have
+/// ended so far, end by then (before the first ends, at most 4 in flight). A compiler
+/// that compiles one at a time however many threads call it (a process-wide lock) then
+/// gets about one job in flight, and one that runs them at once gets every thread.
+fn compile_all<J: Send, K: Send>(
+    jobs: Vec<J>,
+    build: impl Fn(J) -> Option<K> + Sync,
+    workers: usize,
+    by: Instant,
+) -> (Vec<Option<K>>, CompileStats) {
+    struct State<J> {
+        queue: std::collections::VecDeque<J>,
+        in_flight: usize,
+        most: usize,
+        durations: Vec<f64>,
+    }
+    let started = Instant::now();
+    let state = std::sync::Mutex::new(State {
+        queue: jobs.into(),
+        in_flight: 0,
+        most: 0,
+        durations: Vec::new(),
+    });
+    let out = std::sync::Mutex::new(Vec::new());
+    std::thread::scope(|scope| {
+        for _ in 0..workers.max(1) {
+            scope.spawn(|| loop {
+                let job = {
+                    let Ok(mut st) = state.lock() else { return };
+                    let now = Instant::now();
+                    if now > by || st.queue.is_empty() {
+                        return;
+                    }
+                    let ended = st.durations.len();
+                    let allowed = if ended == 0 {
+                        st.in_flight < 4
+                    } else {
+                        let rate = ended as f64 / now.duration_since(started).as_secs_f64();
+                        let left = by.saturating_duration_since(now).as_secs_f64();
+                        (st.in_flight + 1) as f64 / rate <= left
+                    };
+                    if allowed {
+                        st.in_flight += 1;
+                        st.most = st.most.max(st.in_flight);
+                        st.queue.pop_front()
+                    } else {
+                        None
+                    }
+                };
+                let Some(job) = job else {
+                    std::thread::sleep(std::time::Duration::from_millis(20));
+                    continue;
+                };
+                let t = Instant::now();
+                let built = build(job);
+                let took = t.elapsed().as_secs_f64();
+                if let Ok(mut st) = state.lock() {
+                    st.in_flight -= 1;
+                    st.durations.push(took);
+                }
+                if let Ok(mut out) = out.lock() {
+                    out.push(built);
+                }
+            });
+        }
+    });
+    let wall = started.elapsed().as_secs_f64();
+    let st = state.into_inner().unwrap_or_else(|e| e.into_inner());
+    let mut d = st.durations;
+    d.sort_by(f64::total_cmp);
+    let stats = CompileStats {
+        count: d.len(),
+        threads: workers.max(1),
+        wall,
+        shortest: d.first().copied().unwrap_or(0.0),
+        median: d.get(d.len() / 2).copied().unwrap_or(0.0),
+        in_flight: st.most,
+    };
+    (out.into_inner().unwrap_or_else(|e| e.into_inner()), stats)
+}
+
 /// The A, B and C of the largest shape, and the padded buffers of the tiled kernel.
 pub struct Buffers<Buf> {
     a: Buf,
@@ -81,11 +198,14 @@ impl<B: Backend> Pool<B> {
         // Only XgemmDirect's OpenCL shape bound (ranges up to max(M, N, K)) reads sizes.
         let xd = XgemmDirect(Gemm::new(mm.min(1024), nn.min(1024), kk.min(1024)));
         let direct_space = xd.space(target)?;
-        let mut jobs: Vec<(Kind, Config)> = sample(&direct_space, Vec::new(), direct, 7)
+        let cuda = target.language == Language::Cuda;
+        // OpenCL's space has ATF's ranges (work-groups of 1 to max(M, N, K) items): its
+        // candidates here have at least a warp, 32 work-items, as the CUDA space's do.
+        let warp = |c: &Config| cuda || c.get::<usize>(MDIMCD) * c.get::<usize>(NDIMCD) >= 32;
+        let mut jobs: Vec<(Kind, Config)> = sample(&direct_space, Vec::new(), direct, 7, warp)
             .into_iter()
             .map(|c| (Kind::Direct, c))
             .collect();
-        let cuda = target.language == Language::Cuda;
         let (mut tiled_space, mut pads) = (None, None);
         if cuda && tiled > 0 {
             // Every tile of the space divides 4096.
@@ -93,7 +213,7 @@ impl<B: Backend> Pool<B> {
             let space = g.space(target)?;
             let first = g.known_good(target, &space);
             jobs.extend(
-                sample(&space, first, tiled, 11)
+                sample(&space, first, tiled, 11, |_| true)
                     .into_iter()
                     .map(|c| (Kind::Tiled, c)),
             );
@@ -119,38 +239,40 @@ impl<B: Backend> Pool<B> {
                 .ok_or_else(|| Error::Select("no SGEMM source".into()))?,
         );
         let spaces = (&direct_space, tiled_space.as_ref());
-        let kernels: Vec<Compiled<B::Kernel>> = jobs
-            .into_par_iter()
-            .filter_map(|(kind, config)| {
-                if Instant::now() > by {
-                    return None;
-                }
-                let (source, space, name) = match kind {
-                    Kind::Direct => (sources.0, spaces.0, "xgemm_direct"),
-                    Kind::Tiled => (sources.1, spaces.1?, "sgemm"),
-                };
-                let mut defines: Vec<(String, String)> = space
-                    .values(&config)
-                    .into_iter()
-                    .map(|(n, v)| (n.to_string(), v.to_string()))
-                    .collect();
-                if kind == Kind::Tiled {
-                    defines.push(("SIZE_ARGS".into(), "1".into()));
-                }
-                let request = CompileRequest {
-                    source,
-                    kernel: name,
-                    defines: &defines,
-                    options: &[],
-                };
-                let kernel = backend.compile(&request).ok()?;
-                Some(Compiled {
-                    kind,
-                    config,
-                    kernel,
-                })
+        let build = |(kind, config): (Kind, Config)| -> Option<Compiled<B::Kernel>> {
+            let (source, space, name) = match kind {
+                Kind::Direct => (sources.0, spaces.0, "xgemm_direct"),
+                Kind::Tiled => (sources.1, spaces.1?, "sgemm"),
+            };
+            let mut defines: Vec<(String, String)> = space
+                .values(&config)
+                .into_iter()
+                .map(|(n, v)| (n.to_string(), v.to_string()))
+                .collect();
+            if kind == Kind::Tiled {
+                defines.push(("SIZE_ARGS".into(), "1".into()));
+            }
+            let request = CompileRequest {
+                source,
+                kernel: name,
+                defines: &defines,
+                options: &[],
+            };
+            let kernel = backend.compile(&request).ok()?;
+            Some(Compiled {
+                kind,
+                config,
+                kernel,
             })
-            .collect();
+        };
+        // Every core (`$TUNE_SELECT_COMPILE_THREADS` sets another number).
+        let workers = std::env::var("TUNE_SELECT_COMPILE_THREADS")
+            .ok()
+            .and_then(|v| v.parse().ok())
+            .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+        let (done, stats) = compile_all(jobs, build, workers, by);
+        println!("{stats}");
+        let kernels: Vec<Compiled<B::Kernel>> = done.into_iter().flatten().collect();
         let mut pool = Pool {
             kernels: Vec::new(),
             direct: direct_space,
@@ -392,16 +514,23 @@ impl<Buf> Buffers<Buf> {
     }
 }
 
-/// `count` distinct configurations: `first`, then samples of `space` (seeded).
-fn sample(space: &Space, first: Vec<Config>, count: usize, seed: u64) -> Vec<Config> {
+/// `count` distinct configurations: `first`, then samples of `space` that `keep` accepts
+/// (seeded).
+fn sample(
+    space: &Space,
+    first: Vec<Config>,
+    count: usize,
+    seed: u64,
+    keep: impl Fn(&Config) -> bool,
+) -> Vec<Config> {
     let mut rng = SmallRng::seed_from_u64(seed);
     let mut configs: Vec<Config> = first.into_iter().take(count).collect();
-    for _ in 0..count * 4 {
+    for _ in 0..count * 64 {
         if configs.len() >= count {
             break;
         }
         if let Some(c) = space.sample(&mut rng) {
-            if !configs.contains(&c) {
+            if keep(&c) && !configs.contains(&c) {
                 configs.push(c);
             }
         }

@@ -11,9 +11,16 @@
 //! The run keeps to `$TUNE_SELECT_SECONDS` (default 300; the GPU machine allows 10 minutes
 //! a call): past a third of it no more configurations are compiled, past 40% of it the
 //! searches take at most 8 configurations a shape (past 60%, 2), past 75% the
-//! cross-evaluation measures nothing more, past 95% neither does the verification (the
-//! cells stay empty, and the report counts them), so that a slow device still writes its
-//! matrix.
+//! cross-evaluation measures nothing more, past 95% neither do the scoring cells (they
+//! stay empty, and the report counts them) nor the filling of the grid with the time left
+//! (`pipeline::fill`), so that a slow device still writes its matrix.
+//!
+//! Phases past the cross-evaluation, each reported apart from the 15% and never read by a
+//! set or a tree: the scoring cells (`pipeline::verify`); with `$TUNE_SELECT_LABELS=1`
+//! the label step (`pipeline::label_step`); cuBLAS on CUDA (`$TUNE_SELECT_VENDOR=0`:
+//! none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none). `$TUNE_SELECT_ANALYSE=0`
+//! writes `run.json` without the tables (`select_gemm analyse DIR` computes them);
+//! `$TUNE_SELECT_COMPILE_THREADS` sets the compile threads (default: every core).
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -25,7 +32,6 @@ use rand::SeedableRng;
 
 use crate::candidates::{Buffers, Compiled, Pool};
 use crate::common::cases::gemm::Gemm;
-use crate::common::cases::xgemm_direct::back_to_back;
 use crate::common::cases::Target;
 use crate::common::cli::number;
 use crate::pipeline::{self, RunFile, Shape, Shapes};
@@ -64,9 +70,10 @@ fn cublas(cuda: &tune::cuda::Cuda, shapes: &Shapes) -> Result<(String, Vec<(Stri
         let t = match done.iter().find(|(k, _)| *k == key) {
             Some(&(_, t)) => t,
             None => {
+                // Samples sized as ours are (`launches`): a single call first.
                 let g = Gemm::new(s.m, s.n, s.k);
-                let (t, _) =
-                    crate::common::cuda::cublas_sgemm(cuda, &g, back_to_back(s.m, s.n, s.k), 5)?;
+                let (once, _) = crate::common::cuda::cublas_sgemm(cuda, &g, 1, 1)?;
+                let (t, _) = crate::common::cuda::cublas_sgemm(cuda, &g, launches(once), 5)?;
                 done.push((key, t));
                 t
             }
@@ -119,7 +126,7 @@ fn run<B: Backend>(
     let mut rng = SmallRng::seed_from_u64(1);
     let mut order: Vec<usize> = (0..pool.kernels.len()).collect();
     let mut searched = 0usize;
-    let (mut m, stats) = tune_inputs(
+    let (m, stats) = tune_inputs(
         m,
         shapes.inputs(),
         Plan::default(),
@@ -157,28 +164,68 @@ fn run<B: Backend>(
         stats.grid,
         started.elapsed()
     );
-    let verified = pipeline::verify(&mut m, |input, cfg| {
+    // The matrix the selectors learn from is final here; the scoring cells go to a copy.
+    let (mut truth, verified, planned) = pipeline::verify(&m, |input, cfg| {
         before(0.95).then_some(())?;
         bench.time(&pool.kernels[index(cfg)?], &find(&input.key))
     })?;
-    eprintln!("verified {verified} cells, {:.0?}", started.elapsed());
-    let vendor = vendor(&shapes)?;
+    println!(
+        "scoring cells: {verified} of {planned} measured ({:.1}% of the grid), {:.0?}",
+        100.0 * verified as f64 / stats.grid.max(1) as f64,
+        started.elapsed()
+    );
+    // The label step (`$TUNE_SELECT_LABELS=1`): the tables "with label cells".
+    let labelled = if std::env::var("TUNE_SELECT_LABELS").is_ok_and(|v| v == "1") {
+        pipeline::label_step(
+            &m,
+            &mut truth,
+            |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
+            || before(0.95),
+        )?
+    } else {
+        (0, 0)
+    };
+    println!(
+        "label step: {} label cells, {} scoring cells, {:.0?}",
+        labelled.0,
+        labelled.1,
+        started.elapsed()
+    );
+    // `$TUNE_SELECT_VENDOR=0`: no vendor library.
+    let vendor = if std::env::var("TUNE_SELECT_VENDOR").is_ok_and(|v| v == "0") {
+        None
+    } else {
+        vendor(&shapes)?
+    };
+    eprintln!("vendor library timed, {:.0?}", started.elapsed());
+    // The rest of the grid with the time left (`$TUNE_SELECT_FILL=0`: none).
+    let filled = if std::env::var("TUNE_SELECT_FILL").is_ok_and(|v| v == "0") {
+        0
+    } else {
+        pipeline::fill(
+            &mut truth,
+            |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
+            || before(0.95),
+        )?
+    };
+    println!(
+        "filled {filled} more cells of the {}-cell grid of the pool: {} measured in all, {:.0?}",
+        truth.grid(),
+        truth.measured(),
+        started.elapsed()
+    );
     // The matrix first: if the analysis outlasts the call, `analyse` redoes it elsewhere.
     let out = crate::out_dir(language.name());
-    let run = RunFile {
-        matrix: m,
-        stats,
-        verified,
-        vendor,
-    };
+    let mut run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
+    run.filled = filled;
+    run.labelled = labelled;
     pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
-    eprintln!("measured and wrote run.json, {:.0?}", started.elapsed());
-    let report = pipeline::analyse(
-        &run.matrix,
-        &run.stats,
-        run.verified,
-        run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice())),
-    )?;
+    println!("measured and wrote run.json, {:.0?}", started.elapsed());
+    if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {
+        println!("analyse it with `select_gemm analyse DIR`");
+        return Ok(());
+    }
+    let report = pipeline::analyse(&run)?;
     pipeline::write_run(&out, &run, &report)?;
     println!(
         "{report}\n{:.0?} in all; wrote {}",
@@ -217,23 +264,24 @@ impl<'a, B: Backend> Bench<'a, B> {
         })
     }
 
-    /// Seconds of the batch: an untimed sample, then the median of 5, each of as many
-    /// back-to-back launches as the case uses, times the batch. A configuration whose first
-    /// timed sample is over 4 times the shape's best so far keeps that sample (it is out of
-    /// the running; its cost is still what was measured). `None` if it fails.
+    /// Seconds of the batch: two single launches (the first warms, the second sizes the
+    /// samples: as many back-to-back launches as make [`SAMPLE_SECONDS`], at most 64),
+    /// then the median of 5 samples, times the batch. A configuration whose first sample
+    /// is over 4 times the shape's best so far keeps that sample (it is out of the
+    /// running; its cost is still what was measured). `None` if it fails.
     fn time(&self, k: &Compiled<B::Kernel>, s: &Shape) -> Option<f64> {
-        let count = back_to_back(s.m, s.n, s.k);
         let key = s.key();
         let best = self.best.borrow().get(&key).copied();
-        let call = || {
+        let call = |count| {
             self.pool
                 .call(&*self.backend, k, s, (1.0, 0.0), &self.buffers, count)
                 .ok()
         };
-        call()?;
+        call(1)?;
+        let count = launches(call(1)?);
         let mut t = Vec::new();
         for _ in 0..5 {
-            t.push(call()?);
+            t.push(call(count)?);
             if t.len() == 1 && best.is_some_and(|b| t[0] > 4.0 * b) {
                 return Some(t[0] * s.batch as f64);
             }
@@ -244,5 +292,21 @@ impl<'a, B: Backend> Bench<'a, B> {
             self.best.borrow_mut().insert(key, median);
         }
         Some(median * s.batch as f64)
+    }
+}
+
+/// Seconds a timed sample should last: back-to-back launches of a short kernel amortise
+/// the launch and the timer's resolution (a few microseconds); a long one needs no more
+/// than one. (Until this, a shape under 0.1 GFLOP always took 64 launches a sample: 300
+/// of the second CUDA run's 330 s went to shapes with a long K and a small M x N, whose
+/// kernels run for milliseconds.)
+const SAMPLE_SECONDS: f64 = 2e-4;
+
+/// Back-to-back launches per sample for a kernel of `once` seconds.
+pub fn launches(once: f64) -> usize {
+    if once > 0.0 {
+        ((SAMPLE_SECONDS / once).ceil() as usize).clamp(1, 64)
+    } else {
+        64
     }
 }

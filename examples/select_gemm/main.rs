@@ -11,6 +11,8 @@
 //! cargo run --release --features select,cuda --example select_gemm -- gpu --backend cuda [POOL] [EVALS] [TILED]
 //! # the tables again from a recorded matrix (and cuBLAS times)
 //! cargo run --release --features select --example select_gemm -- analyse OUT_DIR
+//! # how many scoring cells a run's matrix plans (to size a GPU run)
+//! cargo run --release --features select --example select_gemm -- plan OUT_DIR
 //! ```
 //!
 //! Output goes to `$OUT` (default `target/select/<cpu|cuda|opencl>`): the matrix
@@ -159,9 +161,15 @@ fn main() -> ExitCode {
                 "usage: select_gemm analyse OUT_DIR".into(),
             )),
         },
+        Some("plan") => match args.get(1) {
+            Some(dir) => pipeline::plan_dir(&PathBuf::from(dir)),
+            None => Err(tune::Error::Select(
+                "usage: select_gemm plan OUT_DIR".into(),
+            )),
+        },
         Some("gpu") => return gpu::main(&args[1..]),
         Some(other) => Err(tune::Error::Select(format!(
-            "unknown command `{other}`; expected cpu, gpu or analyse"
+            "unknown command `{other}`; expected cpu, gpu, analyse or plan"
         ))),
     };
     match result {
@@ -222,7 +230,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
             .cloned()
             .unwrap_or_default()
     };
-    let (mut m, stats) = tune_inputs(
+    let (m, stats) = tune_inputs(
         m,
         shapes.inputs(),
         Plan::default(),
@@ -286,16 +294,14 @@ fn cpu(args: &[String]) -> tune::Result<()> {
         100.0 * stats.fraction(),
         started.elapsed()
     );
-    let verified = pipeline::verify(&mut m, |input, config| measure(&find(&input.key), config))?;
-    println!("measured {verified} more cells: each deployed configuration on each test shape");
+    let (truth, verified, planned) =
+        pipeline::verify(&m, |input, config| measure(&find(&input.key), config))?;
+    println!(
+        "measured {verified} of {planned} scoring cells: baselines and sets on the test shapes"
+    );
     db.record_matrix(&m)?;
-    let report = pipeline::analyse(&m, &stats, verified, None)?;
-    let run = pipeline::RunFile {
-        matrix: m.clone(),
-        stats,
-        verified,
-        vendor: None,
-    };
+    let run = pipeline::RunFile::new(m.clone(), &truth, stats, (verified, planned), None);
+    let report = pipeline::analyse(&run)?;
     pipeline::write_run(&out, &run, &report)?;
     println!("{report}");
 

@@ -1,17 +1,20 @@
 //! What the CPU and GPU runs share: the shapes, the verification of deployed cells, the
 //! tables and the deployed selector.
 
+use std::collections::HashSet;
 use std::fmt::Write as _;
 use std::path::Path;
 use std::time::Instant;
 
 use rand::rngs::SmallRng;
+use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
 use tune::results::Named;
+use tune::select::features::Derived;
 use tune::select::matrix::{best_in, score};
 use tune::select::{
     evaluate, group_splits, needed, random_split, Choice, Classifier, Input, Matrix, Nested,
-    Normalisation, Selector, SetMethod, Split, Stats, TreeLimits,
+    Normalisation, Recipe, Selector, SetMethod, Split, Stats, TreeLimits,
 };
 use tune::{Error, Result, Value};
 
@@ -234,41 +237,210 @@ fn methods() -> Vec<SetMethod> {
     v
 }
 
-/// Measures the cells that the tables and the deployed selector read and the matrix lacks
-/// (each deployed configuration on each test shape). Returns how many it measured.
+/// The set sizes in the order their scoring cells are measured: should the measuring
+/// stop early, the shipped size and the issue's other target come first.
+const KS_FIRST: [usize; 4] = [DEPLOY_K, 4, 6, 15];
+
+/// Measures the cells that the tables and the vendor comparison read and `m` lacks, into
+/// a copy of `m`, the truth the tables score on (`m` stays what the selectors learn
+/// from: see [`needed`]): each test input's baselines and every configuration of every
+/// set of every split on its test inputs ([`needed`]), and every configuration of every
+/// method's [`DEPLOY_K`]-set chosen from all inputs on every input (whichever recipe ships,
+/// its choice is measured everywhere). `measure` returns `None` when a cell fails or the
+/// time is up (the cell stays empty; the tables count it). Returns the truth, the cells
+/// measured and the cells planned.
 pub fn verify(
-    m: &mut Matrix,
+    m: &Matrix,
     mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
-) -> Result<usize> {
-    let mut cells = needed(m, &splits(m), &methods(), &KS)?;
-    // The deployed selector on every shape.
-    let (chosen, _) = deploy(m)?;
-    for (i, input) in m.inputs().iter().enumerate() {
-        if let Some(c) = chosen
-            .choose(&input.features)
-            .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
-        {
-            if m.get(i, c).is_none() && !cells.contains(&(i, c)) {
-                cells.push((i, c));
+) -> Result<(Matrix, usize, usize)> {
+    let mut cells = needed(m, &splits(m), &methods(), &KS_FIRST[..1])?;
+    let mut seen: HashSet<(usize, usize)> = cells.iter().copied().collect();
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    for method in methods() {
+        for c in tune::select::set::choose(m, &all, DEPLOY_K, method)? {
+            for i in 0..m.inputs().len() {
+                if m.get(i, c).is_none() && seen.insert((i, c)) {
+                    cells.push((i, c));
+                }
             }
         }
     }
+    for c in needed(m, &splits(m), &methods(), &KS_FIRST[1..])? {
+        if seen.insert(c) {
+            cells.push(c);
+        }
+    }
+    let mut truth = m.clone();
     let mut done = 0;
-    for (i, c) in cells {
-        let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
-        if let Some(v) = measure(&input, &config) {
-            m.set(i, c, v)?;
+    for &(i, c) in &cells {
+        if let Some(v) = measure(&m.inputs()[i], &m.configs()[c]) {
+            truth.set(i, c, v)?;
             done += 1;
+        }
+    }
+    Ok((truth, done, cells.len()))
+}
+
+/// The label step of a tuning run, for every split: after the cross-evaluation, every
+/// configuration of the sets any method chooses on the training shapes, measured on every
+/// training shape (the cells [`with_labels`] reads), then the scoring cells of the sets
+/// chosen from the matrix with those labels ([`needed`]), into `truth`, while `go_on()`.
+/// Returns the label cells measured and the scoring cells measured.
+pub fn label_step(
+    m: &Matrix,
+    truth: &mut Matrix,
+    mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
+    mut go_on: impl FnMut() -> bool,
+) -> Result<(usize, usize)> {
+    let (mut labels, mut scoring) = (0, 0);
+    for split in splits(m) {
+        let mut union: Vec<usize> = Vec::new();
+        for method in methods() {
+            for k in KS {
+                union.extend(tune::select::set::choose(m, &split.train, k, method)?);
+            }
+        }
+        union.sort_unstable();
+        union.dedup();
+        for &i in &split.train {
+            for &c in &union {
+                if truth.get(i, c).is_some() {
+                    continue;
+                }
+                if !go_on() {
+                    return Ok((labels, scoring));
+                }
+                let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
+                if let Some(v) = measure(&input, &config) {
+                    truth.set(i, c, v)?;
+                    labels += 1;
+                }
+            }
+        }
+        let (lab, _, _) = with_labels(m, truth, &split)?;
+        for (i, c) in needed(&lab, std::slice::from_ref(&split), &methods(), &KS_FIRST)? {
+            if truth.get(i, c).is_some() {
+                continue;
+            }
+            if !go_on() {
+                return Ok((labels, scoring));
+            }
+            let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
+            if let Some(v) = measure(&input, &config) {
+                truth.set(i, c, v)?;
+                scoring += 1;
+            }
+        }
+    }
+    Ok((labels, scoring))
+}
+
+/// Measures what `truth` lacks of the whole grid (every configuration of the matrix on
+/// every shape), shape by shape in a seeded order, while `go_on()`: the per-shape optimum
+/// the tables divide by is then the best of every candidate (not only of those measured),
+/// and any measurement plan can be replayed from it. Never read by a set or a tree.
+/// Returns the cells measured.
+pub fn fill(
+    truth: &mut Matrix,
+    mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
+    mut go_on: impl FnMut() -> bool,
+) -> Result<usize> {
+    let mut order: Vec<usize> = (0..truth.inputs().len()).collect();
+    order.shuffle(&mut SmallRng::seed_from_u64(4));
+    let mut done = 0;
+    for i in order {
+        for c in 0..truth.configs().len() {
+            if truth.get(i, c).is_some() {
+                continue;
+            }
+            if !go_on() {
+                return Ok(done);
+            }
+            let (input, config) = (truth.inputs()[i].clone(), truth.configs()[c].clone());
+            if let Some(v) = measure(&input, &config) {
+                truth.set(i, c, v)?;
+                done += 1;
+            }
         }
     }
     Ok(done)
 }
 
-/// The selector that ships: [`DEPLOY_K`] configurations, the set method and tree chosen
-/// by cross-validation over every shape.
+/// The matrix of `split` with label cells: every configuration that some method's set
+/// (any k of the tables) chosen from `m`'s training shapes holds, on every training shape,
+/// as a tuning run would measure them after its cross-evaluation so that each training
+/// shape's label (its best of a set) is known rather than the best of the few measured
+/// there. Cells `truth` lacks stay empty. Returns the matrix, the label cells it gained
+/// and those wanted.
+pub fn with_labels(m: &Matrix, truth: &Matrix, split: &Split) -> Result<(Matrix, usize, usize)> {
+    let mut union: Vec<usize> = Vec::new();
+    for method in methods() {
+        for k in KS {
+            union.extend(tune::select::set::choose(m, &split.train, k, method)?);
+        }
+    }
+    union.sort_unstable();
+    union.dedup();
+    let mut out = m.clone();
+    let (mut gained, mut wanted) = (0, 0);
+    for &i in &split.train {
+        for &c in &union {
+            if m.get(i, c).is_some() {
+                continue;
+            }
+            wanted += 1;
+            if let Some(v) = truth.get(i, c) {
+                out.set(i, c, v)?;
+                gained += 1;
+            }
+        }
+    }
+    Ok((out, gained, wanted))
+}
+
+/// Features a tree may read besides the sizes, fixed before the fourth GPU run (issue
+/// 14's select4) from what limits a GEMM kernel, not from any table: `mn`, the output's
+/// size (the blocks of a kernel that does not split K); `mnk`, the work; `m_per_n`, the
+/// output's aspect; `k2_per_mn`, K against the output's side (`k / sqrt(m n)`, squared:
+/// a tree splits the same way); `intensity`, `m n k / (m k + k n + m n)`, the flops per
+/// element moved. Indices into [`Shape::FEATURES`].
+pub fn derived() -> Vec<Derived> {
+    let (m, n, k) = (0, 1, 2);
+    let product = |name: &str, terms: &[(usize, i32)]| Derived::Product {
+        name: name.into(),
+        terms: terms.to_vec(),
+    };
+    vec![
+        product("mn", &[(m, 1), (n, 1)]),
+        product("mnk", &[(m, 1), (n, 1), (k, 1)]),
+        product("m_per_n", &[(m, 1), (n, -1)]),
+        product("k2_per_mn", &[(k, 2), (m, -1), (n, -1)]),
+        Derived::Harmonic {
+            name: "intensity".into(),
+            of: vec![m, n, k],
+        },
+    ]
+}
+
+/// How the shipped recipe is chosen (fixed before the fourth GPU run): every set method
+/// and tree, on the sizes alone or with [`derived`] features, by cross-validation inside
+/// the training shapes whose folds leave out a network when the split does
+/// (`by_group`), random folds otherwise.
+pub fn scheme(by_group: bool) -> Nested {
+    Nested {
+        recipes: Recipe::and_derived(&Recipe::all()),
+        by_group,
+        derived: derived(),
+        ..Nested::default()
+    }
+}
+
+/// The selector that ships: [`DEPLOY_K`] configurations, the recipe chosen by
+/// cross-validation over every shape with a network left out per fold (a library meets
+/// networks it was not tuned on).
 pub fn deploy(m: &Matrix) -> Result<(Selector, Choice)> {
     let all: Vec<usize> = (0..m.inputs().len()).collect();
-    Nested::default().fit(m, &all, DEPLOY_K)
+    scheme(true).fit(m, &all, DEPLOY_K)
 }
 
 /// The nested choice on one split, for each k: the recipe chosen inside the training
@@ -280,20 +452,26 @@ struct NestedRow {
     bound: tune::select::Score,
 }
 
-fn nested_rows(m: &Matrix, split: &Split) -> Result<Vec<NestedRow>> {
+fn nested_rows(
+    m: &Matrix,
+    truth: &Matrix,
+    split: &Split,
+    nested: &Nested,
+    ks: &[usize],
+) -> Result<Vec<NestedRow>> {
     let mut rows = Vec::new();
-    for k in KS {
-        let (s, choice) = Nested::default().fit(m, &split.train, k)?;
+    for &k in ks {
+        let (s, choice) = nested.fit(m, &split.train, k)?;
         let set: Vec<usize> = s
             .configs
             .iter()
-            .filter_map(|cfg| m.configs().iter().position(|x| x == cfg))
+            .filter_map(|cfg| truth.configs().iter().position(|x| x == cfg))
             .collect();
-        let test = score(m, &split.test, |i| {
-            s.choose(&m.inputs()[i].features)
-                .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
+        let test = score(truth, &split.test, |i| {
+            s.choose(&truth.inputs()[i].features)
+                .and_then(|cfg| truth.configs().iter().position(|x| x == cfg))
         });
-        let bound = score(m, &split.test, |i| best_in(m, i, &set));
+        let bound = score(truth, &split.test, |i| best_in(truth, i, &set));
         rows.push(NestedRow {
             k,
             choice,
@@ -314,14 +492,13 @@ fn pct(s: &tune::select::Score) -> String {
 
 /// The report: how the matrix was measured, the tables of every split, the deployed
 /// selector against the vendor library (seconds per shape key) where given.
-pub fn analyse(
-    m: &Matrix,
-    stats: &Stats,
-    verified: usize,
-    vendor: Option<(&str, &[(String, f64)])>,
-) -> Result<String> {
+pub fn analyse(run: &RunFile) -> Result<String> {
+    let (m, stats, verified) = (&run.matrix, &run.stats, run.verified);
+    let truth = run.truth()?;
+    let truth = &truth;
+    let vendor = run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice()));
     let mut out = format!(
-        "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising): {:.1}% of the {}-cell grid of candidates x shapes in all ({:.1}% cross-evaluated), {} measurements failed or were skipped; {} more cells measure the deployed configurations on the test shapes ({:.1}% of the grid with them). {} cells in all.\n\n",
+        "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising): {:.1}% of the {}-cell grid of candidates x shapes in all ({:.1}% cross-evaluated), {} measurements failed or were skipped. What the selectors learn from: these {} cells.\n\n",
         m.tunable,
         m.device,
         m.inputs().len(),
@@ -333,35 +510,105 @@ pub fn analyse(
         stats.grid,
         100.0 * stats.fraction(),
         stats.failed,
-        verified,
-        100.0 * (stats.searched + stats.anchored + stats.promising + verified) as f64
-            / stats.grid.max(1) as f64,
         m.measured()
     );
+    if run.labelled.0 > 0 {
+        let _ = writeln!(
+            out,
+            "Label step (`label_step`, read only by the tables \"with label cells\"): {} label cells on the training shapes of the splits, {} scoring cells of the sets chosen with them.\n",
+            run.labelled.0, run.labelled.1
+        );
+    }
+    if run.filled > 0 {
+        let _ = writeln!(
+            out,
+            "Filling the grid (never read by a set or a tree): {} more cells of the {} configurations x {} shapes, {} of them measured in all ({:.1}%).\n",
+            run.filled,
+            m.configs().len(),
+            m.inputs().len(),
+            truth.measured(),
+            100.0 * truth.measured() as f64 / truth.grid().max(1) as f64,
+        );
+    }
+    if run.planned > 0 {
+        let _ = writeln!(
+            out,
+            "Scoring only (never read by a set or a tree): {verified} of {} planned cells measure the baselines and every set's configurations on the test shapes of each split, and every method's {DEPLOY_K}-set (chosen from all shapes) on every shape: {:.1}% of the grid more ({:.1}% with the searches and cross-evaluation). The per-shape optimum is the best of all {} cells.\n",
+            run.planned,
+            100.0 * verified as f64 / stats.grid.max(1) as f64,
+            100.0 * (stats.searched + stats.anchored + stats.promising + verified) as f64
+                / stats.grid.max(1) as f64,
+            truth.measured()
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "{verified} more cells measured the deployed configurations on the test shapes into the same matrix (a run before the scoring cells were kept apart: the selectors of one split may learn from cells measured to score another).\n"
+        );
+    }
     let classifiers = Classifier::ALL;
     let mut summary = String::from(
-        "| split (train / test shapes) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 |\n|---|---:|---:|---:|---:|---:|---|\n",
+        "| split (train / test shapes) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select3's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---|---:|\n",
     );
-    for split in splits(m) {
+    let mut labels = String::from(
+        "| split | label cells measured / wanted (% of the grid) | shipped k=4 | shipped k=8 | chosen, k=8 |\n|---|---:|---:|---:|---|\n",
+    );
+    let (m_ext, truth_ext) = (m.with_derived(&derived()), truth.with_derived(&derived()));
+    for (n_split, split) in splits(m).into_iter().enumerate() {
         if split.train.is_empty() || split.test.is_empty() {
             continue;
         }
-        let r = evaluate(m, m, &split, &SetMethod::MAIN, &classifiers, &KS)?;
+        // The first split is random; the others leave out a network.
+        let by_group = n_split > 0;
+        let r = evaluate(m, truth, &split, &SetMethod::MAIN, &classifiers, &KS)?;
         let _ = writeln!(out, "## {}\n\n{}", split.name, r.markdown());
         let norms: Vec<SetMethod> = methods().into_iter().skip(4).collect();
         let n = evaluate(
             m,
-            m,
+            truth,
             &split,
             &norms,
             &[Classifier::Tree(TreeLimits::B)],
             &KS,
         )?;
         let _ = writeln!(out, "Normalisations ({}):\n\n{}", split.name, n.markdown());
-        let rows = nested_rows(m, &split)?;
+        let mut trees = classifiers[..4].to_vec();
+        trees.retain(|c| *c != Classifier::NearestInput);
+        let d = evaluate(&m_ext, &truth_ext, &split, &SetMethod::MAIN, &trees, &KS)?;
         let _ = writeln!(
             out,
-            "Shipped ({}): set method and tree chosen by 5-fold cross-validation inside the {} training shapes (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) |\n|---:|---|---:|---:|---:|---|",
+            "Derived features ({}): the trees and 1-NN reading {} besides the sizes:\n\n{}",
+            split.name,
+            derived()
+                .iter()
+                .map(|d| d.name().to_string())
+                .collect::<Vec<_>>()
+                .join(", "),
+            d.markdown()
+        );
+        // A split too small for a scheme's folds gets no shipped rows (said in the report).
+        let mut skipped = |r: Result<Vec<NestedRow>>, what: &str| {
+            r.unwrap_or_else(|e| {
+                let _ = writeln!(out, "{what} ({}): not fitted: {e}\n", split.name);
+                Vec::new()
+            })
+        };
+        let rows = skipped(
+            nested_rows(m, truth, &split, &scheme(by_group), &KS),
+            "Shipped",
+        );
+        let old = skipped(
+            nested_rows(m, truth, &split, &Nested::default(), &[4, DEPLOY_K]),
+            "select3's scheme",
+        );
+        let folds = if by_group {
+            "one fold per network of the training shapes (each left out in turn)"
+        } else {
+            "5 random folds"
+        };
+        let _ = writeln!(
+            out,
+            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) |\n|---:|---|---:|---:|---:|---|",
             split.name,
             split.train.len(),
             split.test.len()
@@ -390,9 +637,24 @@ pub fn analyse(
         }
         let _ = writeln!(out);
         let at = |k: usize| rows.iter().find(|r| r.k == k);
+        let old_at = |k: usize| {
+            old.iter()
+                .find(|r| r.k == k)
+                .map(|r| pct(&r.test))
+                .unwrap_or_default()
+        };
+        let _ = writeln!(
+            out,
+            "select3's scheme ({}; 5 random folds, sizes only): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
+            split.name,
+            old_at(4),
+            old.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            old_at(DEPLOY_K),
+            old.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+        );
         let _ = writeln!(
             summary,
-            "| {} ({} / {}) | {} | {} | {} | {} | {} | {} |",
+            "| {} ({} / {}) | {} | {} | {} | {} | {} | {} | {} / {} |",
             split.name,
             split.train.len(),
             split.test.len(),
@@ -402,16 +664,36 @@ pub fn analyse(
             at(8).map(|r| pct(&r.test)).unwrap_or_default(),
             at(8).map(|r| pct(&r.bound)).unwrap_or_default(),
             at(8).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            old_at(4),
+            old_at(DEPLOY_K),
+        );
+        let (lab, gained, wanted) = with_labels(m, truth, &split)?;
+        let rows =
+            nested_rows(&lab, truth, &split, &scheme(by_group), &[4, DEPLOY_K]).unwrap_or_default();
+        let _ = writeln!(
+            labels,
+            "| {} | {gained} / {wanted} ({:.1}%) | {} | {} | {} |",
+            split.name,
+            100.0 * gained as f64 / stats.grid.max(1) as f64,
+            rows.first().map(|r| pct(&r.test)).unwrap_or_default(),
+            rows.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
+            rows.get(1)
+                .map(|r| r.choice.recipe.name())
+                .unwrap_or_default(),
         );
     }
     let _ = writeln!(
         out,
         "## Summary (unseen shapes, % of the per-shape optimum)\n\n{summary}"
     );
+    let _ = writeln!(
+        out,
+        "## With label cells (unseen shapes, % of the per-shape optimum)\n\nThe same scheme, learning from the matrix plus every configuration of the sets any method chooses (k = {KS:?}) on every training shape (`with_labels`; taken from the scoring and filling cells: wanted cells never measured stay empty):\n\n{labels}"
+    );
     let (s, choice) = deploy(m)?;
     let _ = writeln!(
         out,
-        "## Deployed\n\n{} configurations by {} (chosen by cross-validation over all {} shapes, inner score {}), tree depth {}, {} leaves:\n",
+        "## Deployed\n\n{} configurations by {} (chosen by cross-validation over all {} shapes, a network left out per fold, inner score {}), tree depth {}, {} leaves:\n",
         s.configs.len(),
         choice.recipe.name(),
         m.inputs().len(),
@@ -435,10 +717,10 @@ pub fn analyse(
                 tiled += 1;
             }
             let ours = cfg
-                .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
-                .and_then(|c| m.get(i, c));
+                .and_then(|cfg| truth.configs().iter().position(|x| x == cfg))
+                .and_then(|c| truth.get(i, c));
             let flops = 2.0 * input.features.iter().take(4).product::<f64>();
-            if let (Some(ours), Some((_, best))) = (ours, m.best(i)) {
+            if let (Some(ours), Some((_, best))) = (ours, truth.best(i)) {
                 for l in &mut logs[..if flops >= 1e9 { 2 } else { 1 }] {
                     l[0].push((t / ours).ln());
                     l[1].push((t / best).ln());
@@ -463,34 +745,102 @@ pub fn analyse(
 
 /// `analyse OUT_DIR`: the tables again from the matrix (and `vendor.json`) a run wrote.
 pub fn analyse_dir(dir: &Path) -> Result<()> {
-    let read = |p: &Path| {
-        std::fs::read_to_string(p).map_err(|e| Error::Io {
-            path: p.display().to_string(),
-            source: e,
-        })
-    };
-    let run: RunFile =
-        serde_json::from_str(&read(&dir.join("run.json"))?).map_err(|e| Error::Format {
-            path: dir.join("run.json").display().to_string(),
-            reason: e.to_string(),
-        })?;
-    let vendor = run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice()));
-    let report = analyse(&run.matrix, &run.stats, run.verified, vendor)?;
-    println!("{report}");
+    println!("{}", analyse(&read_run(dir)?)?);
     Ok(())
+}
+
+/// `plan OUT_DIR`: the scoring cells [`verify`] plans on a run's matrix, by kind.
+pub fn plan_dir(dir: &Path) -> Result<()> {
+    let run = read_run(dir)?;
+    let m = &run.matrix;
+    let started = Instant::now();
+    let (_, _, planned) = verify(m, |_, _| None)?;
+    let first = needed(m, &splits(m), &methods(), &KS_FIRST[..1])?.len();
+    println!(
+        "{planned} scoring cells ({:.1}% of the {}-cell grid; {first} for the baselines and the k = {DEPLOY_K} sets), planned in {:.1?}",
+        100.0 * planned as f64 / m.grid().max(1) as f64,
+        m.grid(),
+        started.elapsed()
+    );
+    Ok(())
+}
+
+fn read_run(dir: &Path) -> Result<RunFile> {
+    let path = dir.join("run.json");
+    let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
+        path: path.display().to_string(),
+        source: e,
+    })?;
+    serde_json::from_str(&text).map_err(|e| Error::Format {
+        path: path.display().to_string(),
+        reason: e.to_string(),
+    })
 }
 
 /// Everything a run measured, for `analyse`.
 #[derive(serde::Serialize, serde::Deserialize)]
 pub struct RunFile {
-    /// The matrix.
+    /// The matrix the selectors learn from: the searches and the cross-evaluation.
     pub matrix: Matrix,
     /// How it was measured.
     pub stats: Stats,
-    /// Cells measured for the tables.
+    /// Cells measured for scoring.
     pub verified: usize,
+    /// Cells planned for scoring (0 in runs before the scoring cells were kept apart,
+    /// whose `matrix` holds them).
+    #[serde(default)]
+    pub planned: usize,
+    /// Cells measured past the scoring ones to fill the grid ([`fill`]).
+    #[serde(default)]
+    pub filled: usize,
+    /// Label cells and their scoring cells ([`label_step`]).
+    #[serde(default)]
+    pub labelled: (usize, usize),
+    /// The scoring and filling cells, `[input, config, cost]` of `matrix`'s inputs and
+    /// configurations: with `matrix`, the truth the tables score on.
+    #[serde(default)]
+    pub scoring: Vec<(usize, usize, f64)>,
     /// The vendor library's name and seconds per shape key.
     pub vendor: Option<(String, Vec<(String, f64)>)>,
+}
+
+impl RunFile {
+    /// A run of the matrix `m` and the truth `truth` (`m` with the scoring cells).
+    pub fn new(
+        m: Matrix,
+        truth: &Matrix,
+        stats: Stats,
+        (verified, planned): (usize, usize),
+        vendor: Option<(String, Vec<(String, f64)>)>,
+    ) -> RunFile {
+        let mut scoring = Vec::new();
+        for i in 0..truth.inputs().len() {
+            for c in 0..truth.configs().len() {
+                if let (None, Some(v)) = (m.get(i, c), truth.get(i, c)) {
+                    scoring.push((i, c, v));
+                }
+            }
+        }
+        RunFile {
+            matrix: m,
+            stats,
+            verified,
+            planned,
+            filled: 0,
+            labelled: (0, 0),
+            scoring,
+            vendor,
+        }
+    }
+
+    /// The matrix with the scoring cells.
+    pub fn truth(&self) -> Result<Matrix> {
+        let mut t = self.matrix.clone();
+        for &(i, c, v) in &self.scoring {
+            t.set(i, c, v)?;
+        }
+        Ok(t)
+    }
 }
 
 /// Writes `run.json` and `REPORT.md` into `dir`.

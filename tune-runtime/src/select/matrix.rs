@@ -288,6 +288,18 @@ impl Matrix {
             .collect()
     }
 
+    /// A copy whose inputs have the `derived` features after their own (and whose
+    /// feature names have theirs).
+    pub fn with_derived(&self, derived: &[super::features::Derived]) -> Matrix {
+        let mut m = self.clone();
+        m.features
+            .extend(derived.iter().map(|d| d.name().to_string()));
+        for input in &mut m.inputs {
+            input.features = super::features::extend(&input.features, derived);
+        }
+        m
+    }
+
     /// A copy with only the cells that `keep(input, config)` accepts (e.g. to replay a
     /// sparse measurement from a full one).
     pub fn filtered(&self, mut keep: impl FnMut(usize, usize) -> bool) -> Matrix {

@@ -12,6 +12,7 @@ use serde::{Deserialize, Serialize};
 
 use super::classify::{train_tree, TreeLimits};
 use super::deploy::Selector;
+use super::features::Derived;
 use super::matrix::{score, Matrix, Normalisation, Score};
 use super::set::{self, SetMethod};
 use crate::{Error, Result};
@@ -23,6 +24,9 @@ pub struct Recipe {
     pub method: SetMethod,
     /// The tree's limits.
     pub limits: TreeLimits,
+    /// Whether the tree reads [`Nested::derived`] besides the input's own features.
+    #[serde(default)]
+    pub derived: bool,
 }
 
 impl Recipe {
@@ -38,7 +42,12 @@ impl Recipe {
                 l.min_leaf
             ),
         };
-        format!("{}, {tree}", self.method.name())
+        let features = if self.derived {
+            ", derived features"
+        } else {
+            ""
+        };
+        format!("{}, {tree}{features}", self.method.name())
     }
 
     /// Every set method (clustering with every normalisation) with the paper's trees A,
@@ -52,10 +61,23 @@ impl Recipe {
         methods
             .into_iter()
             .flat_map(|method| {
-                [TreeLimits::A, TreeLimits::B, TreeLimits::C]
-                    .map(|limits| Recipe { method, limits })
+                [TreeLimits::A, TreeLimits::B, TreeLimits::C].map(|limits| Recipe {
+                    method,
+                    limits,
+                    derived: false,
+                })
             })
             .collect()
+    }
+
+    /// `recipes`, then each again with derived features.
+    pub fn and_derived(recipes: &[Recipe]) -> Vec<Recipe> {
+        let mut v = recipes.to_vec();
+        v.extend(recipes.iter().map(|r| Recipe {
+            derived: true,
+            ..*r
+        }));
+        v
     }
 }
 
@@ -64,19 +86,28 @@ impl Recipe {
 pub struct Nested {
     /// The candidates.
     pub recipes: Vec<Recipe>,
-    /// Folds of the training inputs (at least 2).
+    /// Folds of the training inputs (at least 2), when not `by_group`.
     pub folds: usize,
     /// Seed of the folds' shuffle.
     pub seed: u64,
+    /// One fold per group of the training inputs instead: each group left out in turn,
+    /// fitted on the inputs of no group left out, as a split by group tests (random folds
+    /// always leave each input a close neighbour among the fitted ones; a group left out
+    /// need not). Random folds where the training inputs span fewer than 2 groups.
+    pub by_group: bool,
+    /// The features a recipe with `derived` reads besides the input's own.
+    pub derived: Vec<Derived>,
 }
 
 impl Default for Nested {
-    /// [`Recipe::all`], 5 folds.
+    /// [`Recipe::all`], 5 random folds, no derived features.
     fn default() -> Self {
         Nested {
             recipes: Recipe::all(),
             folds: 5,
             seed: 1,
+            by_group: false,
+            derived: Vec::new(),
         }
     }
 }
@@ -99,34 +130,21 @@ impl Nested {
     /// [`Error::Select`] for fewer training inputs than folds, fewer than 2 folds or no
     /// recipe; a recipe that fails on every fold is passed over.
     pub fn choose(&self, m: &Matrix, train: &[usize], k: usize) -> Result<Choice> {
-        if self.folds < 2 || train.len() < self.folds || self.recipes.is_empty() {
+        let (folds, grouped) = self.folds_of(m, train);
+        let random_ok = self.folds >= 2 && train.len() >= self.folds;
+        if !(if grouped { folds.len() >= 2 } else { random_ok }) || self.recipes.is_empty() {
             return Err(Error::Select(format!(
-                "cross-validation needs at least 2 folds, as many training inputs as folds and a recipe ({} folds, {} inputs, {} recipes)",
-                self.folds,
+                "cross-validation needs at least 2 folds (one per group, or as many training inputs as random folds) and a recipe ({} folds, {} inputs, {} recipes)",
+                if grouped { folds.len() } else { self.folds },
                 train.len(),
                 self.recipes.len()
             )));
         }
-        let mut shuffled = train.to_vec();
-        shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(self.seed));
-        let folds: Vec<Vec<usize>> = (0..self.folds)
-            .map(|f| {
-                shuffled
-                    .iter()
-                    .skip(f)
-                    .step_by(self.folds)
-                    .copied()
-                    .collect()
-            })
-            .collect();
+        let extended = m.with_derived(&self.derived);
         // Per recipe, the chosen configuration of every left-out input.
         let mut picks: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.recipes.len()];
-        for held in &folds {
-            let fit: Vec<usize> = train
-                .iter()
-                .copied()
-                .filter(|i| !held.contains(i))
-                .collect();
+        for (fit, held) in &folds {
+            let fit = fit.clone();
             // One set per method, shared by its trees.
             let mut sets: Vec<(SetMethod, Option<Vec<usize>>)> = Vec::new();
             for (r, recipe) in self.recipes.iter().enumerate() {
@@ -139,11 +157,12 @@ impl Nested {
                     }
                 };
                 let Some(chosen) = chosen else { continue };
-                let Ok(tree) = train_tree(m, &fit, &chosen, recipe.limits) else {
+                let features = if recipe.derived { &extended } else { m };
+                let Ok(tree) = train_tree(features, &fit, &chosen, recipe.limits) else {
                     continue;
                 };
                 for &i in held {
-                    if let Some(&c) = chosen.get(tree.choose(&m.inputs()[i].features)) {
+                    if let Some(&c) = chosen.get(tree.choose(&features.inputs()[i].features)) {
                         picks[r].push((i, c));
                     }
                 }
@@ -178,8 +197,57 @@ impl Nested {
     /// As [`Nested::choose`] and [`Selector::fit`].
     pub fn fit(&self, m: &Matrix, train: &[usize], k: usize) -> Result<(Selector, Choice)> {
         let choice = self.choose(m, train, k)?;
-        let s = Selector::fit(m, train, k, choice.recipe.method, choice.recipe.limits)?;
+        let r = choice.recipe;
+        let derived: &[Derived] = if r.derived { &self.derived } else { &[] };
+        let s = Selector::fit_with(m, train, k, (r.method, r.limits), derived)?;
         Ok((s, choice))
+    }
+
+    /// The folds of `train`: (inputs fitted on, inputs left out), and whether they are
+    /// by group.
+    #[allow(clippy::type_complexity)]
+    fn folds_of(&self, m: &Matrix, train: &[usize]) -> (Vec<(Vec<usize>, Vec<usize>)>, bool) {
+        let groups = |i: usize| &m.inputs()[i].groups;
+        let mut names: Vec<&String> = train.iter().flat_map(|&i| groups(i)).collect();
+        names.sort_unstable();
+        names.dedup();
+        if self.by_group && names.len() >= 2 {
+            let mut held_once: Vec<usize> = Vec::new();
+            let folds = names
+                .iter()
+                .filter_map(|&g| {
+                    let (held, fit): (Vec<usize>, Vec<usize>) =
+                        train.iter().partition(|&&i| groups(i).contains(g));
+                    // An input of two groups is scored once, in the first.
+                    let held: Vec<usize> = held
+                        .into_iter()
+                        .filter(|i| !held_once.contains(i))
+                        .collect();
+                    held_once.extend(&held);
+                    (!fit.is_empty() && !held.is_empty()).then_some((fit, held))
+                })
+                .collect();
+            return (folds, true);
+        }
+        let mut shuffled = train.to_vec();
+        shuffled.shuffle(&mut rand::rngs::SmallRng::seed_from_u64(self.seed));
+        let folds = (0..self.folds)
+            .map(|f| {
+                let held: Vec<usize> = shuffled
+                    .iter()
+                    .skip(f)
+                    .step_by(self.folds)
+                    .copied()
+                    .collect();
+                let fit = train
+                    .iter()
+                    .copied()
+                    .filter(|i| !held.contains(i))
+                    .collect();
+                (fit, held)
+            })
+            .collect();
+        (folds, false)
     }
 }
 
@@ -239,10 +307,12 @@ mod tests {
                         max_depth: Some(1),
                         min_leaf: 1,
                     },
+                    derived: false,
                 },
                 Recipe {
                     method: SetMethod::Greedy,
                     limits: TreeLimits::A,
+                    derived: false,
                 },
             ],
             ..Nested::default()
@@ -254,6 +324,119 @@ mod tests {
         assert!(choice.scores[1].1.geomean < choice.scores[0].1.geomean);
         assert_eq!(s.limits, TreeLimits::A);
         assert_eq!(s.choose(&[55.0]).unwrap().get("C"), Some(&Value::Int(5)));
+    }
+
+    /// Inputs on a grid of m x n; configuration 0 is best where `m * n < 2^14`, 1 above:
+    /// a boundary no split on `m` or `n` alone follows.
+    fn product_boundary() -> Matrix {
+        let mut m = Matrix::new("t", "d", vec!["m".into(), "n".into()]);
+        for c in 0..2 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for a in 0..12 {
+            for b in 0..12 {
+                let (x, y) = (f64::from(1 << (a + 2)), f64::from(1 << (b + 2)));
+                let group = ["a", "b", "c"][(a + b) % 3].to_string();
+                let i = m.add_input(Input {
+                    key: format!("m={x},n={y}"),
+                    features: vec![x, y],
+                    groups: vec![group],
+                });
+                let best = usize::from(x * y >= 16384.0);
+                for c in 0..2 {
+                    m.set(i, c, if c == best { 1.0 } else { 3.0 }).unwrap();
+                }
+            }
+        }
+        m
+    }
+
+    #[test]
+    fn derived_features_are_chosen_where_they_separate_the_inputs() {
+        let m = product_boundary();
+        let train: Vec<usize> = (0..m.inputs().len()).collect();
+        let shallow = TreeLimits {
+            max_depth: Some(2),
+            min_leaf: 1,
+        };
+        let own = Recipe {
+            method: SetMethod::Greedy,
+            limits: shallow,
+            derived: false,
+        };
+        let nested = Nested {
+            recipes: Recipe::and_derived(&[own]),
+            derived: vec![Derived::Product {
+                name: "mn".into(),
+                terms: vec![(0, 1), (1, 1)],
+            }],
+            ..Nested::default()
+        };
+        let (s, choice) = nested.fit(&m, &train, 2).unwrap();
+        assert!(choice.recipe.derived, "{:?}", choice.scores);
+        assert!(choice.scores[0].1.geomean > 0.99, "{:?}", choice.scores);
+        assert!(choice.scores[1].1.geomean < 0.95, "{:?}", choice.scores);
+        assert_eq!(s.tree.shape(), (1, 2), "{:?}", s.tree);
+        // Outside the grid, by the product.
+        let c = |x: f64, y: f64| s.choose(&[x, y]).and_then(|c| c.get("C")).cloned();
+        assert_eq!(c(1e6, 1e-3), Some(Value::Int(0)));
+        assert_eq!(c(2.0, 1e5), Some(Value::Int(1)));
+        let src = s.rust("fp").unwrap();
+        assert!(
+            src.contains("let __tune_mn: f64 = { let v: f64 = m * n;"),
+            "{src}"
+        );
+        assert!(src.contains("if __tune_mn <= "), "{src}");
+    }
+
+    #[test]
+    fn group_folds_leave_each_group_out() {
+        let mut m = product_boundary();
+        // One input in two groups.
+        let shared = m.add_input(Input {
+            key: "m=3,n=3".into(),
+            features: vec![3.0, 3.0],
+            groups: vec!["a".into(), "b".into()],
+        });
+        let train: Vec<usize> = (0..m.inputs().len()).collect();
+        let nested = Nested {
+            by_group: true,
+            ..Nested::default()
+        };
+        let (folds, grouped) = nested.folds_of(&m, &train);
+        assert!(grouped);
+        assert_eq!(folds.len(), 3);
+        let groups = |i: usize| m.inputs()[i].groups.clone();
+        for (g, (fit, held)) in ["a", "b", "c"].iter().zip(&folds) {
+            assert!(
+                fit.iter().all(|&i| !groups(i).contains(&g.to_string())),
+                "{g}"
+            );
+            assert!(
+                held.iter().all(|&i| groups(i).contains(&g.to_string())),
+                "{g}"
+            );
+        }
+        let scored: usize = folds.iter().map(|(_, h)| h.len()).sum();
+        assert_eq!(scored, train.len(), "every input scored once");
+        assert!(folds[0].1.contains(&shared) && !folds[1].1.contains(&shared));
+        assert!(
+            !folds[1].0.contains(&shared),
+            "never fitted on while its group is out"
+        );
+        // One group only: random folds.
+        let one = m.filtered(|_, _| true);
+        let a: Vec<usize> = train
+            .iter()
+            .copied()
+            .filter(|&i| groups(i) == ["c".to_string()])
+            .collect();
+        let (random, grouped) = nested.folds_of(&one, &a);
+        assert_eq!((random.len(), grouped), (5, false));
+        // Group folds need no more inputs than groups.
+        let few: Vec<usize> = [0, 1, 2].into_iter().chain([shared]).collect();
+        assert!(nested.choose(&m, &few, 2).is_ok());
+        assert!(Nested::default().choose(&m, &few[..3], 2).is_err());
     }
 
     #[test]

@@ -164,16 +164,7 @@ pub fn evaluate(
         single.first().and_then(|&c| config_in_truth(c))
     });
     let nearest_best = score(truth, &tested, |i| {
-        let key = test(i);
-        split
-            .train
-            .iter()
-            .filter_map(|&j| {
-                let (c, _) = train.best(j)?;
-                key_distance(&key, &train.inputs()[j].key).map(|d| (d, c))
-            })
-            .min_by(|a, b| a.0.total_cmp(&b.0))
-            .and_then(|(_, c)| config_in_truth(c))
+        fallback(train, split, &test(i)).and_then(config_in_truth)
     });
     let mut winners: Vec<usize> = split
         .train
@@ -192,10 +183,29 @@ pub fn evaluate(
     })
 }
 
-/// The cells [`evaluate`] reads on the test inputs and `m` lacks: every configuration of
-/// every set the methods choose (for each k), of the single best, and of today's fallback.
-/// Measure them into the matrix before evaluating, so that every choice is scored (the
-/// sets and classifiers learn from the training rows only).
+/// Today's fallback for an input key: the best configuration (in `train`) of the nearest
+/// training input by [`key_distance`].
+fn fallback(train: &Matrix, split: &Split, key: &str) -> Option<usize> {
+    split
+        .train
+        .iter()
+        .filter_map(|&j| {
+            let (c, _) = train.best(j)?;
+            key_distance(key, &train.inputs()[j].key).map(|d| (d, c))
+        })
+        .min_by(|a, b| a.0.total_cmp(&b.0))
+        .map(|(_, c)| c)
+}
+
+/// The cells of the test inputs that [`evaluate`]`(m, truth, ..)` reads and `m` lacks:
+/// the single best and today's fallback choice of every test input, then every
+/// configuration of every set the methods choose (in the order of `ks`, then of
+/// `methods`: most important first, should the measuring stop early). Every classifier
+/// picks within a set, so these cells score any classifier, trained on any features.
+///
+/// Measure them into a copy of `m` (the truth) and evaluate with `m` as the training
+/// matrix: measured into `m` itself, the cells of one split's test inputs would become
+/// training cells of another split (whose sets then change and read cells not listed).
 ///
 /// # Errors
 /// As [`set::choose`].
@@ -206,34 +216,35 @@ pub fn needed(
     ks: &[usize],
 ) -> Result<Vec<(usize, usize)>> {
     let mut cells = Vec::new();
+    let mut seen = std::collections::HashSet::new();
+    let mut add = |i: usize, c: usize, cells: &mut Vec<(usize, usize)>| {
+        if m.get(i, c).is_none() && seen.insert((i, c)) {
+            cells.push((i, c));
+        }
+    };
     for split in splits {
-        let mut configs: Vec<usize> = Vec::new();
-        for &method in methods {
-            for &k in ks {
-                configs.extend(set::choose(m, &split.train, k, method)?);
+        let single = set::choose(m, &split.train, 1, SetMethod::Greedy)?;
+        for &i in &split.test {
+            for &c in &single {
+                add(i, c, &mut cells);
+            }
+            if let Some(c) = fallback(m, split, &m.inputs()[i].key) {
+                add(i, c, &mut cells);
             }
         }
-        configs.extend(set::choose(m, &split.train, 1, SetMethod::Greedy)?);
-        configs.extend(
-            split
-                .train
-                .iter()
-                .filter_map(|&j| m.best(j))
-                .map(|(c, _)| c),
-        );
-        configs.sort_unstable();
-        configs.dedup();
-        for &i in &split.test {
-            cells.extend(
-                configs
-                    .iter()
-                    .filter(|&&c| m.get(i, c).is_none())
-                    .map(|&c| (i, c)),
-            );
+    }
+    for &k in ks {
+        for &method in methods {
+            for split in splits {
+                let chosen = set::choose(m, &split.train, k, method)?;
+                for &i in &split.test {
+                    for &c in &chosen {
+                        add(i, c, &mut cells);
+                    }
+                }
+            }
         }
     }
-    cells.sort_unstable();
-    cells.dedup();
     Ok(cells)
 }
 
@@ -346,6 +357,52 @@ mod tests {
         assert_eq!(g[0].train, vec![4, 5, 6, 7]);
         assert_eq!(g[2].name, "test: c");
         assert_eq!(g[2].train, (0..8).collect::<Vec<_>>());
+    }
+
+    /// 40 inputs in two groups, 12 configurations, a cost for every cell; the training
+    /// matrix holds a sparse, seeded third of the cells.
+    fn sparse_and_full() -> (Matrix, Matrix) {
+        let mut full = Matrix::new("t", "d", vec!["n".into()]);
+        for c in 0..12 {
+            full.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for i in 0..40u64 {
+            let n = 8 * (i + 1);
+            let inp = full.add_input(Input {
+                key: format!("n={n}"),
+                features: vec![n as f64],
+                groups: vec![if i % 2 == 0 { "a" } else { "b" }.to_string()],
+            });
+            for c in 0..12u64 {
+                let cost = 1.0 + ((i / 10 + c) % 4) as f64 + 0.01 * ((i * 7 + c * 3) % 5) as f64;
+                full.set(inp, c as usize, cost).unwrap();
+            }
+        }
+        let sparse = full.filtered(|i, c| (i * 5 + c * 3) % 3 == 0);
+        (sparse, full)
+    }
+
+    #[test]
+    fn the_needed_cells_score_every_row_and_baseline() {
+        let (train, full) = sparse_and_full();
+        let mut splits = vec![random_split(&train, 0.7, 2)];
+        splits.extend(group_splits(&train));
+        let methods = SetMethod::MAIN;
+        let cells = needed(&train, &splits, &methods, &[2, 4]).unwrap();
+        assert!(!cells.is_empty());
+        assert!(cells.iter().all(|&(i, c)| train.get(i, c).is_none()));
+        let mut truth = train.clone();
+        for &(i, c) in &cells {
+            truth.set(i, c, full.get(i, c).unwrap()).unwrap();
+        }
+        for split in &splits {
+            let r = evaluate(&train, &truth, split, &methods, &Classifier::ALL, &[2, 4]).unwrap();
+            for row in &r.rows {
+                assert_eq!(row.score.unmeasured, 0, "{} {row:?}", split.name);
+            }
+            assert_eq!(r.single_best.unmeasured, 0, "{}", split.name);
+            assert_eq!(r.nearest_best.unmeasured, 0, "{}", split.name);
+        }
     }
 
     #[test]

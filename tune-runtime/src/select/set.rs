@@ -159,9 +159,15 @@ fn kmeans(rows: &[Vec<f64>], k: usize, pca: Option<usize>) -> Result<Vec<usize>>
     let flat: Vec<f64> = rows.iter().flatten().copied().collect();
     let data = Array2::from_shape_vec((n, d), flat).map_err(|e| Error::Select(e.to_string()))?;
     let data = match pca {
-        Some(dims) => project(data, dims)?,
+        // A projection on no component (linfa's PCA may keep none) clusters nothing.
+        Some(dims) => Some(project(data.clone(), dims)?)
+            .filter(|p| p.ncols() > 0)
+            .unwrap_or(data),
         None => data,
     };
+    if data.ncols() == 0 || n == 0 {
+        return Err(Error::Select("k-means of no rows or no columns".into()));
+    }
     let ds = DatasetBase::from(data);
     let model = KMeans::params(k)
         .max_n_iterations(300)
@@ -257,6 +263,23 @@ mod tests {
     /// A bug: on one-hot rows (every input has one configuration within 90% of its best;
     /// groups of 10 inputs share it), PCA after the cutoff made linfa's eigen-solver panic
     /// inside `choose`.
+    /// Was: rows that are all alike (every input with the same relative performance)
+    /// left linfa's PCA no component, and k-means on zero columns panicked in linfa-nn
+    /// (`EmptyInput`).
+    #[test]
+    fn pca_of_identical_rows_does_not_panic() {
+        for rows in [
+            vec![vec![1.0, 0.5, 0.25]; 5],
+            vec![vec![0.0, 0.0]; 3],
+            vec![vec![1.0]; 4],
+        ] {
+            for k in [1, 2, 4] {
+                let labels = kmeans(&rows, k, Some(k));
+                assert!(labels.is_ok_and(|l| l.len() == rows.len()), "{rows:?} {k}");
+            }
+        }
+    }
+
     #[test]
     fn pca_on_one_hot_rows_does_not_panic() {
         let mut m = Matrix::new("t", "d", vec!["n".into()]);
