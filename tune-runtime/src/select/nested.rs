@@ -252,7 +252,7 @@ impl Nested {
 }
 
 #[cfg(test)]
-mod tests {
+pub(super) mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::param::Value;
@@ -261,7 +261,7 @@ mod tests {
 
     /// 60 inputs along `n`; configuration `c` (of 6) is best on the tenth of inputs
     /// `10c..10c+10`, and every configuration is measured everywhere.
-    fn staircase() -> Matrix {
+    pub(in crate::select) fn staircase() -> Matrix {
         let mut m = Matrix::new("t", "d", vec!["n".into()]);
         for c in 0..6 {
             m.add_config(Named(vec![("C".into(), Value::Int(c))]));

@@ -282,22 +282,7 @@ mod tests {
 
     #[test]
     fn pca_on_one_hot_rows_does_not_panic() {
-        let mut m = Matrix::new("t", "d", vec!["n".into()]);
-        for c in 0..6 {
-            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
-        }
-        for i in 0..60 {
-            let row = m.add_input(Input {
-                key: format!("n={i}"),
-                features: vec![i as f64],
-                groups: vec![],
-            });
-            for c in 0..6 {
-                let own = i / 10 == c;
-                m.set(row, c, if own { 1.0 } else { 2.0 + c as f64 })
-                    .unwrap();
-            }
-        }
+        let m = crate::select::nested::tests::staircase();
         // 32 of the first 40 inputs (one fold of a 5-fold split left out).
         let train = [
             0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 14, 16, 18, 19, 20, 21, 22, 25, 26, 27, 28,
