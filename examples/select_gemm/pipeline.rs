@@ -302,37 +302,52 @@ pub fn label_step(
         }
         union.sort_unstable();
         union.dedup();
-        for &i in &split.train {
-            for &c in &union {
-                if truth.get(i, c).is_some() {
-                    continue;
-                }
-                if !go_on() {
-                    return Ok((labels, scoring));
-                }
-                let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
-                if let Some(v) = measure(&input, &config) {
-                    truth.set(i, c, v)?;
-                    labels += 1;
-                }
-            }
+        let label_cells = split
+            .train
+            .iter()
+            .flat_map(|&i| union.iter().map(move |&c| (i, c)));
+        if !fill_cells(m, truth, label_cells, &mut measure, &mut go_on, &mut labels)? {
+            return Ok((labels, scoring));
         }
         let (lab, _, _) = with_labels(m, truth, &split)?;
-        for (i, c) in needed(&lab, std::slice::from_ref(&split), &methods(), &KS_FIRST)? {
-            if truth.get(i, c).is_some() {
-                continue;
-            }
-            if !go_on() {
-                return Ok((labels, scoring));
-            }
-            let (input, config) = (m.inputs()[i].clone(), m.configs()[c].clone());
-            if let Some(v) = measure(&input, &config) {
-                truth.set(i, c, v)?;
-                scoring += 1;
-            }
+        let scoring_cells = needed(&lab, std::slice::from_ref(&split), &methods(), &KS_FIRST)?;
+        if !fill_cells(
+            m,
+            truth,
+            scoring_cells,
+            &mut measure,
+            &mut go_on,
+            &mut scoring,
+        )? {
+            return Ok((labels, scoring));
         }
     }
     Ok((labels, scoring))
+}
+
+/// Measures the `cells` that `truth` lacks into it while `go_on()`, counting them in
+/// `count`; false when `go_on()` stopped it.
+fn fill_cells(
+    m: &Matrix,
+    truth: &mut Matrix,
+    cells: impl IntoIterator<Item = (usize, usize)>,
+    measure: &mut impl FnMut(&Input, &Named<Value>) -> Option<f64>,
+    go_on: &mut impl FnMut() -> bool,
+    count: &mut usize,
+) -> Result<bool> {
+    for (i, c) in cells {
+        if truth.get(i, c).is_some() {
+            continue;
+        }
+        if !go_on() {
+            return Ok(false);
+        }
+        if let Some(v) = measure(&m.inputs()[i], &m.configs()[c]) {
+            truth.set(i, c, v)?;
+            *count += 1;
+        }
+    }
+    Ok(true)
 }
 
 /// Measures what `truth` lacks of the whole grid (every configuration of the matrix on
