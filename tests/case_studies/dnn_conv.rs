@@ -9,7 +9,7 @@
 use std::sync::Arc;
 
 use tune::backend::{Backend, KernelEvaluator};
-use tune::{Evaluator, Value};
+use tune::{Evaluator, Space, Value};
 
 use super::NO_COMPILE_LIMIT;
 use crate::common::beast::SMALL;
@@ -63,6 +63,36 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
     .collect()
 }
 
+/// Measures the configuration of `values` (those the space has) when it is in the space,
+/// panicking on a wrong result, and notes the integer values it ran with in `seen`. False
+/// when it is not in the space or over a device limit after compiling.
+fn run<'a, E: Evaluator>(
+    ev: &E,
+    space: &Space,
+    layer: &Layer,
+    values: &[(&'a str, Value)],
+    seen: &mut Vec<(&'a str, i64)>,
+) -> bool {
+    let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+    let given = values.iter().filter(|(n, _)| names.contains(n)).cloned();
+    let Ok(c) = space.config_from_values(given) else {
+        return false;
+    };
+    match ev.prepare(space, &c).and_then(|p| ev.measure(space, &c, p)) {
+        Ok(_) => {}
+        Err(f) if f.is_invalid() => return false,
+        Err(f) => panic!("{}: {}: {f}", layer.name, space.describe(&c)),
+    }
+    for (n, v) in values {
+        if let Value::Int(v) = v {
+            if !seen.contains(&(*n, *v)) {
+                seen.push((*n, *v));
+            }
+        }
+    }
+    true
+}
+
 /// Every combination that is in a small layer's space computes the convolution.
 pub fn dnn_conv_loads_and_offsets_are_right<B: Backend>(backend: Arc<B>) {
     let target = Target::of(backend.as_ref()).unwrap();
@@ -77,27 +107,8 @@ pub fn dnn_conv_loads_and_offsets_are_right<B: Backend>(backend: Arc<B>) {
         for korder in [0, 1] {
             for i in 0..8 {
                 let values = combination(i, korder);
-                let names: Vec<&str> = info.space.params().iter().map(|p| p.name()).collect();
-                let given = values.iter().filter(|(n, _)| names.contains(n)).cloned();
-                let Ok(c) = info.space.config_from_values(given) else {
-                    continue;
-                };
-                match ev
-                    .prepare(&info.space, &c)
-                    .and_then(|p| ev.measure(&info.space, &c, p))
-                {
-                    Ok(_) => {}
-                    // Over a device limit after compiling.
-                    Err(f) if f.is_invalid() => continue,
-                    Err(f) => panic!("{}: {}: {f}", layer.name, info.space.describe(&c)),
-                }
-                measured += 1;
-                for (n, v) in &values {
-                    if let Value::Int(v) = v {
-                        if !seen.contains(&(n, *v)) {
-                            seen.push((n, *v));
-                        }
-                    }
+                if run(&ev, &info.space, &layer, &values, &mut seen) {
+                    measured += 1;
                 }
             }
         }
@@ -161,7 +172,6 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
         let (info, spec) = case.split();
         let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
         let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
-        let names: Vec<&str> = info.space.params().iter().map(|p| p.name()).collect();
         let mut measured = 0;
         for i in 0..8 {
             let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
@@ -189,25 +199,8 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
             .into_iter()
             .map(|(n, v)| (n, Value::Int(v)))
             .collect();
-            let given = values.iter().filter(|(n, _)| names.contains(n)).cloned();
-            let Ok(c) = info.space.config_from_values(given) else {
-                continue;
-            };
-            match ev
-                .prepare(&info.space, &c)
-                .and_then(|p| ev.measure(&info.space, &c, p))
-            {
-                Ok(_) => {}
-                Err(f) if f.is_invalid() => continue,
-                Err(f) => panic!("{}: {}: {f}", layer.name, info.space.describe(&c)),
-            }
-            measured += 1;
-            for (n, v) in &values {
-                if let Value::Int(v) = v {
-                    if !seen.contains(&(n, *v)) {
-                        seen.push((n, *v));
-                    }
-                }
+            if run(&ev, &info.space, &layer, &values, &mut seen) {
+                measured += 1;
             }
         }
         assert!(measured >= 3, "{}: {measured} measured", layer.name);
