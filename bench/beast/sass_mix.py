@@ -145,22 +145,29 @@ def ptx_ops(text):
         op = line.split()[0]
         if op.startswith("@"):
             op = line.split()[1]
-        if op.startswith("fma.rn.f32"):
-            cls = "ffma"
-        elif op.startswith("ld.shared"):
-            cls = "lds"
-        elif op.startswith(("ld.global", "ldg")):
-            cls = "ldg"
-        elif op.startswith("st.shared"):
-            cls = "sts"
-        elif op.startswith("st.global"):
-            cls = "stg"
-        else:
+        cls = ptx_class(op)
+        if cls == "bar":
             cls = "other"
         t = re.search(r"bra(?:\.uni)?\s+(\$\w+)", line)
         ops.append((label, cls, t.group(1) if t else None))
         label = None
     return ops
+
+
+def ptx_class(op):
+    """The class of a PTX instruction: ffma, lds, ldg, sts, stg, bar or other."""
+    for prefix, cls in (
+        ("fma.rn.f32", "ffma"),
+        ("ld.shared", "lds"),
+        ("ld.global", "ldg"),
+        ("ldg", "ldg"),
+        ("st.shared", "sts"),
+        ("st.global", "stg"),
+        ("bar", "bar"),
+    ):
+        if op.startswith(prefix):
+            return cls
+    return "other"
 
 
 def classify_sass(text):
@@ -197,20 +204,7 @@ def classify_ptx(text):
         if not line or line.startswith(("//", ".", "{", "}", "$")) or line.endswith(":"):
             continue
         op = line.split()[0].lstrip("@!%p0123456789 ")
-        if op.startswith("fma.rn.f32"):
-            cls = "ffma"
-        elif op.startswith("ld.shared"):
-            cls = "lds"
-        elif op.startswith(("ld.global", "ldg")):
-            cls = "ldg"
-        elif op.startswith("st.shared"):
-            cls = "sts"
-        elif op.startswith("st.global"):
-            cls = "stg"
-        elif op.startswith("bar"):
-            cls = "bar"
-        else:
-            cls = "other"
+        cls = ptx_class(op)
         counts[cls] += 1
         counts["all"] += 1
     return counts
