@@ -57,8 +57,13 @@ pub(crate) fn undo() -> Vec<(OsString, Option<OsString>)> {
 mod tests {
     use super::*;
 
+    /// The process environment is shared: each test changes or reads it alone, so one
+    /// test's changes are not taken for another's load.
+    static ENV: Mutex<()> = Mutex::new(());
+
     #[test]
     fn a_load_s_changes_are_undone_with_the_values_before_the_first() {
+        let _alone = ENV.lock().unwrap_or_else(|p| p.into_inner());
         let set = "TUNE_TEST_DRIVER_ENV_SET";
         let narrowed = "TUNE_TEST_DRIVER_ENV_NARROWED";
         let removed = "TUNE_TEST_DRIVER_ENV_REMOVED";
@@ -83,6 +88,7 @@ mod tests {
     #[cfg(feature = "opencl")]
     #[test]
     fn what_loading_opencl_changes_is_undone_for_workers() {
+        let _alone = ENV.lock().unwrap_or_else(|p| p.into_inner());
         let before: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
         let _ = crate::backend::opencl::OpenCl::devices();
         let after: BTreeMap<OsString, OsString> = std::env::vars_os().collect();
