@@ -18,7 +18,8 @@
 //! out). Environment: `TUNE_SIM_DATA` (folder of recorded spaces; default
 //! `../shared/data/tuning-caches/benchmark_hub` beside the repository), `TUNE_SIM_SEEDS`
 //! (default 20), `TUNE_SIM_FIRST_SEED` (default 0), `TUNE_SIM_MAX_BUDGET` (a smaller largest
-//! budget, for quick experiments), `TUNE_SIM_TECHNIQUES` (comma-separated), `TUNE_META_SECONDS` (CPU seconds
+//! budget, for quick experiments), `TUNE_SIM_TECHNIQUES` (comma-separated), `TUNE_META_TECHNIQUE`
+//! (`hybrid`, the default, or `guided`: whose hyper-parameters `meta` tunes), `TUNE_META_SECONDS` (CPU seconds
 //! of the meta search per training set, default 600), `TUNE_SIM_REPORT_SEEDS` (report only
 //! seeds below this, so that both tools have the same seeds).
 //! Under `cargo test --benches` it only makes a quick smoke run.

@@ -82,6 +82,9 @@ enum Method {
     Endgame,
     /// Weighted sources as the model's mean (own design).
     PriorMean(bool),
+    /// Round 5: the sources' records pooled with the target's measurements in the model's
+    /// training rows, (with the target flag feature); no design of the model's own.
+    Pooled(bool),
     WarmGuided,
     Cold,
 }
@@ -98,6 +101,8 @@ impl Method {
             Method::Endgame => "`Transfer` + design, no prior feature, the default's endgame",
             Method::PriorMean(true) => "`Transfer`, weighted sources as the mean + design",
             Method::PriorMean(false) => "`Transfer`, weighted sources as the mean",
+            Method::Pooled(true) => "`Transfer`, pooled sources, target flag",
+            Method::Pooled(false) => "`Transfer`, pooled sources, no flag",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -136,6 +141,12 @@ impl Method {
                     .prior_mean(true)
                     .space_filling(sf),
             ),
+            Method::Pooled(flag) => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .space_filling(false)
+                    .pooled(true, flag),
+            ),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -144,7 +155,7 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 11] = [
+const METHODS: [Method; 13] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
@@ -154,6 +165,8 @@ const METHODS: [Method; 11] = [
     Method::Endgame,
     Method::PriorMean(true),
     Method::PriorMean(false),
+    Method::Pooled(true),
+    Method::Pooled(false),
     Method::WarmGuided,
     Method::Cold,
 ];

@@ -100,6 +100,17 @@ impl Forest {
         let mean = s / n;
         (mean, (s2 / n - mean * mean).max(0.0))
     }
+
+    /// Number of trees.
+    pub(crate) fn len(&self) -> usize {
+        self.trees.len()
+    }
+
+    /// The prediction of tree `k` alone at `q` (its leaf's mean): one draw from the
+    /// forest's spread of models, for Thompson sampling.
+    pub(crate) fn tree_mean(&self, k: usize, q: &[f64]) -> f64 {
+        self.trees.get(k).map_or(0.0, |t| t.leaf(q).0)
+    }
 }
 
 impl Tree {

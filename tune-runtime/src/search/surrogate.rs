@@ -6,11 +6,11 @@ use std::sync::Arc;
 
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
-use rand::SeedableRng;
+use rand::{Rng, SeedableRng};
 
 use super::bayes::expected_improvement;
 use super::forest::{Forest, Growth};
-use super::util::{finite, Visited};
+use super::util::{finite, ranks, Visited};
 use super::Technique;
 use crate::param::Value;
 use crate::space::{Config, Neighbourhood, Space};
@@ -66,6 +66,10 @@ pub struct Surrogate {
     feasibility: bool,
     local: f64,
     prior_mean: bool,
+    thompson: bool,
+    rank_costs: bool,
+    /// Rows from other devices trained on beside the run's own ([`Surrogate::pool`]).
+    pool: Option<pool::Pool>,
 }
 
 impl Default for Surrogate {
@@ -108,7 +112,28 @@ impl Surrogate {
             feasibility: false,
             local: 0.0,
             prior_mean: false,
+            thompson: false,
+            rank_costs: false,
+            pool: None,
         }
+    }
+    /// Proposes by Thompson sampling (default: off): each proposal draws one tree of the
+    /// forest and takes the configuration that tree predicts fastest (ties by expected
+    /// improvement), instead of maximising the expected improvement of the whole forest.
+    /// The endgame ([`Surrogate::exploit`]) still takes the forest's lowest predictions.
+    #[must_use]
+    pub fn thompson(mut self, on: bool) -> Self {
+        self.thompson = on;
+        self
+    }
+    /// Fits the forest to the ranks of the measured costs (scaled to `0..=1`, failures
+    /// last) instead of the log costs (default: off), so that a few very slow
+    /// configurations do not dominate the splits and the fast region gets as fine a model
+    /// as the rest.
+    #[must_use]
+    pub fn rank_costs(mut self, on: bool) -> Self {
+        self.rank_costs = on;
+        self
     }
     /// Models failures apart (default: off): the cost forest learns from valid
     /// measurements only, a second forest learns where configurations fail, and each
@@ -234,6 +259,10 @@ impl Surrogate {
         if let Some((scores, missing)) = &self.prior {
             f.push(scores.get(&index).copied().unwrap_or(*missing));
         }
+        if self.pool.as_ref().is_some_and(|p| p.flag) {
+            // The run's own configurations; the pool's rows have 0 here.
+            f.push(1.0);
+        }
         f
     }
 
@@ -334,11 +363,19 @@ impl Surrogate {
             rows = keep;
         }
         let x = rows.iter().map(|&k| self.data[k].1.clone()).collect();
-        let y = rows
+        let mut y: Vec<f64> = rows
             .iter()
             .map(|&k| self.data[k].2.unwrap_or(worst))
             .collect();
-        Some((x, y))
+        if self.rank_costs {
+            // Failures (at the worst cost) tie with it, last.
+            let n = y.len().max(2) as f64;
+            y = ranks(&y)
+                .into_iter()
+                .map(|r| (r - 1.0) / (n - 1.0))
+                .collect();
+        }
+        Some(self.pooled(x, y))
     }
 
     /// The least-squares line `a + b * prior` through the training rows' log costs, when
@@ -514,6 +551,42 @@ impl Surrogate {
         // Ties (common: flat regions of the forest) broken at random.
         scored.shuffle(&mut self.rng);
         scored.sort_by(|a, b| b.0.total_cmp(&a.0));
+        if self.thompson && !exploit {
+            let tree = |k: usize, f: &[f64]| forest.tree_mean(k, f) + at(f);
+            let feasible = |f: &[f64]| valid.as_ref().is_none_or(|g| g.predict(f).0 >= 0.5);
+            let mut out: Vec<u128> = Vec::with_capacity(n);
+            let feats: Vec<(u128, Vec<f64>)> = scored
+                .iter()
+                .filter_map(|&(_, i)| self.features_of(space, i).map(|f| (i, f)))
+                .filter(|(_, f)| feasible(f))
+                .collect();
+            for _ in 0..n {
+                let k = self.rng.random_range(0..forest.len().max(1));
+                // `feats` is in the order of the expected improvement: the first of equal
+                // draws is the better one by it.
+                let pick = feats
+                    .iter()
+                    .filter(|(i, _)| !out.contains(i))
+                    .map(|(i, f)| (tree(k, f), *i))
+                    .fold(None, |b: Option<(f64, u128)>, c| match b {
+                        Some(b) if b.0 <= c.0 => Some(b),
+                        _ => Some(c),
+                    });
+                match pick {
+                    Some((_, i)) => out.push(i),
+                    None => break,
+                }
+            }
+            for &(_, i) in &scored {
+                if out.len() >= n {
+                    break;
+                }
+                if !out.contains(&i) {
+                    out.push(i);
+                }
+            }
+            return out;
+        }
         if self.local > 0.0 {
             return self.interleave_local(space, &scored, n);
         }
@@ -626,6 +699,7 @@ impl Technique for Surrogate {
         } else {
             Vec::new()
         };
+        self.place_pool(space);
     }
 
     fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
@@ -675,6 +749,8 @@ impl Technique for Surrogate {
         self.data.push((index, f, y));
     }
 }
+
+mod pool;
 
 #[cfg(test)]
 mod tests;

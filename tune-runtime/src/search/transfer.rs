@@ -4,6 +4,7 @@
 use std::collections::HashMap;
 use std::sync::Arc;
 
+use super::util::ranks;
 use super::{Surrogate, Technique};
 use crate::space::Space;
 
@@ -16,6 +17,13 @@ pub type SourceView = HashMap<u128, f64>;
 /// How far from a source's optimum a configuration counts when the source has no time for
 /// it (a failure, or not recorded): a hundredth of the optimum, as [`crate::simulate::prior`].
 const MISSING: f64 = 4.605_170_185_988_091; // ln(100)
+
+/// Pooled sources ([`Transfer::pooled`]): rows taken from each source, the best by its own
+/// times and as many at random from the rest, and the weight of one of the target's own
+/// measurements in rows of a source. Fixed before the cross-validation that tried them.
+const POOL_BEST: usize = 50;
+const POOL_RANDOM: usize = 50;
+const POOL_WEIGHT: usize = 10;
 
 /// Transfer from other devices: first the configurations that were near-best on the
 /// sources, spread out, then a random-forest model ([`Surrogate`]) of the target.
@@ -61,6 +69,8 @@ pub struct Transfer {
     chosen: Vec<u128>,
     exploit: Option<f64>,
     prior_mean: bool,
+    /// Pooled sources: off, or on with (true) or without the target flag feature.
+    pooled: Option<bool>,
 }
 
 impl std::fmt::Debug for Transfer {
@@ -95,7 +105,22 @@ impl Transfer {
             chosen: Vec::new(),
             exploit: None,
             prior_mean: false,
+            pooled: None,
         }
+    }
+    /// Trains the model on the sources' records pooled with the target's own measurements
+    /// (default: off). Each source gives its 50 best configurations and 50 others at
+    /// random, as `ln(time / its optimum)`; the target's measurements enter as
+    /// `ln(cost / the best so far)`, each weighing as 10 source rows, so the target's first
+    /// measurements steer. With `flag` the model has a feature that tells the target's
+    /// rows from the sources', and can split the target off where it differs. The start
+    /// from the sources' rankings is unchanged; combine with
+    /// [`Transfer::space_filling`]`(false)`, since the sources' rows already show the
+    /// model the space beyond their favourites.
+    #[must_use]
+    pub fn pooled(mut self, on: bool, flag: bool) -> Self {
+        self.pooled = on.then_some(flag);
+        self
     }
     /// The share of a known budget, at its end, that the model spends on the lowest
     /// predicted costs ([`Surrogate::exploit`]; default: the surrogate's own, a tenth).
@@ -270,6 +295,27 @@ impl Transfer {
             .or(free.first().copied())
     }
 
+    /// The pooled rows ([`Transfer::pooled`]): from each source, its best configurations
+    /// and others at random (by `seed`), `(target index, ln(time / the source's optimum))`.
+    fn pool_rows(&self, space: &Space, seed: u64) -> Vec<(u128, f64)> {
+        use rand::seq::IndexedRandom;
+        use rand::SeedableRng;
+        let mut rng = rand::rngs::SmallRng::seed_from_u64(seed ^ 0x706f_6f6c);
+        let mut rows = Vec::new();
+        for s in &self.sources {
+            let mut v: Vec<(u128, f64)> = s
+                .iter()
+                .filter(|(&i, g)| i < space.len() && g.is_finite())
+                .map(|(&i, &g)| (i, g.max(0.0)))
+                .collect();
+            v.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            let rest = v.split_off(POOL_BEST.min(v.len()));
+            rows.extend(v);
+            rows.extend(rest.choose_multiple(&mut rng, POOL_RANDOM).copied());
+        }
+        rows
+    }
+
     /// The start: round-robin over the rankings, best first, spread by `diversity`.
     fn plan_start(&self, space: &Space, consensus: &HashMap<u128, f64>, n: usize) -> Vec<u128> {
         let ranked = |m: &HashMap<u128, f64>| -> Vec<u128> {
@@ -352,6 +398,9 @@ impl Technique for Transfer {
                     .prior_mean(self.prior_mean);
             }
         }
+        if let Some(flag) = self.pooled.filter(|_| !self.sources.is_empty()) {
+            model = model.pool(self.pool_rows(space, seed), POOL_WEIGHT, flag);
+        }
         if let Some(share) = self.exploit {
             model = model.exploit(share);
         }
@@ -401,26 +450,6 @@ impl Technique for Transfer {
         }
         self.model.tell(space, index, cost);
     }
-}
-
-/// Average ranks (1-based; ties share the mean of their ranks).
-fn ranks(v: &[f64]) -> Vec<f64> {
-    let mut order: Vec<usize> = (0..v.len()).collect();
-    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
-    let mut r = vec![0.0; v.len()];
-    let mut k = 0;
-    while k < order.len() {
-        let mut e = k;
-        while e + 1 < order.len() && v[order[e + 1]] == v[order[k]] {
-            e += 1;
-        }
-        let mean = (k + e) as f64 / 2.0 + 1.0;
-        for &o in &order[k..=e] {
-            r[o] = mean;
-        }
-        k = e + 1;
-    }
-    r
 }
 
 /// Spearman's rank correlation; `None` when either side is constant.

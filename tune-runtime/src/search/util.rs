@@ -207,6 +207,26 @@ pub(crate) fn derive_seed(seed: u64, k: u64) -> u64 {
     z ^ (z >> 31)
 }
 
+/// Average ranks (1-based; ties share the mean of their ranks).
+pub(crate) fn ranks(v: &[f64]) -> Vec<f64> {
+    let mut order: Vec<usize> = (0..v.len()).collect();
+    order.sort_by(|&a, &b| v[a].total_cmp(&v[b]));
+    let mut r = vec![0.0; v.len()];
+    let mut k = 0;
+    while k < order.len() {
+        let mut e = k;
+        while e + 1 < order.len() && v[order[e + 1]] == v[order[k]] {
+            e += 1;
+        }
+        let mean = (k + e) as f64 / 2.0 + 1.0;
+        for &o in &order[k..=e] {
+            r[o] = mean;
+        }
+        k = e + 1;
+    }
+    r
+}
+
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
