@@ -569,6 +569,55 @@ mod tests {
     }
 
     #[test]
+    fn pooled_sources_with_the_flag_are_outweighed_when_they_mislead() {
+        // As above: the source's optimum is the target's worst corner.
+        let s = space();
+        let cost = |i: u128| {
+            let c = s.get(i).unwrap();
+            1.0 + (9.0 - c.get::<u32>(0) as f64)
+                + (9.0 - c.get::<u32>(1) as f64)
+                + (3.0 - c.get::<u32>(2) as f64)
+        };
+        for seed in 0..3 {
+            let mut t = Transfer::new(vec![source(&s, [0, 0, 0])])
+                .space_filling(false)
+                .pooled(true, true);
+            t.budget(60);
+            t.init(&s, seed);
+            let mut best = f64::INFINITY;
+            for _ in 0..30 {
+                for i in t.ask(&s, 2) {
+                    t.tell(&s, i, Some(cost(i)));
+                    best = best.min(cost(i));
+                }
+            }
+            assert!(best <= 3.0, "seed {seed}: best {best} after 60 of 400");
+        }
+    }
+
+    #[test]
+    fn pooled_sources_that_fit_find_the_target_optimum_early() {
+        // Two sources agree with the target's ranking; 50 evaluations of 400.
+        let s = space();
+        let cost = |i: u128| {
+            let c = s.get(i).unwrap();
+            1.0 + (c.get::<u32>(0) as f64 - 6.0).abs()
+                + (c.get::<u32>(1) as f64 - 3.0).abs()
+                + (c.get::<u32>(2) as f64 - 2.0).abs()
+        };
+        for flag in [false, true] {
+            let mut t = Transfer::new(vec![source(&s, [6, 3, 2]), source(&s, [6, 3, 2])])
+                .space_filling(false)
+                .pooled(true, flag);
+            let asked = drive(&mut t, &s, 20, cost);
+            let best = asked.iter().map(|&i| cost(i)).fold(f64::INFINITY, f64::min);
+            assert_eq!(best, 1.0, "flag {flag}");
+            let distinct: std::collections::HashSet<_> = asked.iter().collect();
+            assert_eq!(distinct.len(), 20, "a configuration proposed twice");
+        }
+    }
+
+    #[test]
     fn ranks_share_ties_and_spearman_reads_the_order() {
         assert_eq!(ranks(&[3.0, 1.0, 3.0, 2.0]), vec![3.5, 1.0, 3.5, 2.0]);
         let up = [1.0, 2.0, 3.0, 4.0];

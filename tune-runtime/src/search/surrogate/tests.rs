@@ -221,84 +221,24 @@ fn thompson_sampling_and_ranks_find_the_optimum_with_distinct_proposals() {
 }
 
 #[test]
-fn thompson_sampling_spreads_a_batch_that_expected_improvement_concentrates() {
-    // Thompson draws differ between trees, so a batch comes from several trees' optima.
-    let space = space();
-    let batch_spread = |t: Surrogate| -> usize {
-        let mut t = t.initial(8);
-        t.budget(200);
-        t.init(&space, 3);
-        for i in t.ask(&space, 8) {
-            t.tell(&space, i, cost(&space, i));
-        }
-        let zs: HashSet<u32> = t
-            .ask(&space, 8)
-            .iter()
-            .map(|&i| space.get(i).unwrap().get::<u32>(2))
-            .collect();
-        zs.len()
-    };
-    let (ts, ei) = (
-        batch_spread(Surrogate::new().thompson(true)),
-        batch_spread(Surrogate::new()),
-    );
-    assert!(
-        ts >= ei,
-        "distinct Z in a batch: Thompson {ts}, expected improvement {ei}"
-    );
-}
-
-#[test]
 fn pooled_rows_that_rank_the_device_lead_to_its_optimum() {
     let space = space();
     let opt = (0..space.len())
         .filter_map(|i| cost(&space, i).map(|c| (i, c)))
         .min_by(|a, b| a.1.total_cmp(&b.1))
         .unwrap();
-    // Another device: the same ranking, twice as slow (so a different scale).
+    // Another device that ranks the space as this one does, as gaps from its optimum.
     let rows: Vec<(u128, f64)> = (0..space.len())
         .filter_map(|i| cost(&space, i).map(|c| (i, (c / opt.1).ln())))
         .collect();
-    for (seed, flag) in [(0, false), (1, true), (2, false), (3, true)] {
-        let t = Surrogate::new().initial(3).pool(rows.clone(), 10, flag);
+    for seed in 0..4 {
+        let t = Surrogate::new().initial(3).pool(rows.clone(), 10, false);
         let asked = run(t, &space, seed, 8, 1);
-        assert!(
-            asked.contains(&opt.0),
-            "seed {seed}, flag {flag}: {asked:?}"
-        );
+        assert!(asked.contains(&opt.0), "seed {seed}: {asked:?}");
     }
     // Without the pool, 8 evaluations rarely find it.
     let found = (0..4)
         .filter(|&seed| run(Surrogate::new().initial(3), &space, seed, 8, 1).contains(&opt.0))
         .count();
     assert!(found < 4, "found without the pool in {found} of 4 seeds");
-}
-
-#[test]
-fn a_pool_that_ranks_the_device_backwards_is_outweighed_by_its_measurements() {
-    let space = space();
-    let opt = (0..space.len())
-        .filter_map(|i| cost(&space, i).map(|c| (i, c)))
-        .min_by(|a, b| a.1.total_cmp(&b.1))
-        .unwrap();
-    let worst = (0..space.len())
-        .filter_map(|i| cost(&space, i))
-        .fold(0.0, f64::max);
-    // The other device is fastest where this one is slowest.
-    let rows: Vec<(u128, f64)> = (0..space.len())
-        .filter_map(|i| cost(&space, i).map(|c| (i, (worst / c).ln())))
-        .collect();
-    for flag in [false, true] {
-        let t = Surrogate::new().pool(rows.clone(), 10, flag);
-        let asked = run(t, &space, 5, 80, 2);
-        let best = asked
-            .iter()
-            .filter_map(|&i| cost(&space, i))
-            .fold(f64::INFINITY, f64::min);
-        assert!(
-            best <= 1.2 * opt.1,
-            "flag {flag}: best {best}, optimum {}",
-            opt.1
-        );
-    }
 }
