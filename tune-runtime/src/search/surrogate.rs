@@ -121,6 +121,8 @@ impl Surrogate {
     /// forest and takes the configuration that tree predicts fastest (ties by expected
     /// improvement), instead of maximising the expected improvement of the whole forest.
     /// The endgame ([`Surrogate::exploit`]) still takes the forest's lowest predictions.
+    /// Cross-validated on recorded spaces it did not beat expected improvement
+    /// (`bench/simulate/RESULTS.md`, round 5).
     #[must_use]
     pub fn thompson(mut self, on: bool) -> Self {
         self.thompson = on;
@@ -129,7 +131,8 @@ impl Surrogate {
     /// Fits the forest to the ranks of the measured costs (scaled to `0..=1`, failures
     /// last) instead of the log costs (default: off), so that a few very slow
     /// configurations do not dominate the splits and the fast region gets as fine a model
-    /// as the rest.
+    /// as the rest. Cross-validated on recorded spaces it did not beat the log costs
+    /// (`bench/simulate/RESULTS.md`, round 5).
     #[must_use]
     pub fn rank_costs(mut self, on: bool) -> Self {
         self.rank_costs = on;

@@ -116,7 +116,9 @@ impl Transfer {
     /// rows from the sources', and can split the target off where it differs. The start
     /// from the sources' rankings is unchanged; combine with
     /// [`Transfer::space_filling`]`(false)`, since the sources' rows already show the
-    /// model the space beyond their favourites.
+    /// model the space beyond their favourites. In leave-one-GPU-out simulation it did not
+    /// beat the default (it helps where the sources rank the target well, and misleads
+    /// where they do not; `bench/simulate/RESULTS.md`, "Transfer", round 5).
     #[must_use]
     pub fn pooled(mut self, on: bool, flag: bool) -> Self {
         self.pooled = on.then_some(flag);
