@@ -105,6 +105,23 @@ impl OpenCl {
         self
     }
 
+    /// How many programs this backend builds at once: as many as it has builder processes
+    /// (while they serve); one on NVIDIA's platform without them, whose driver builds one
+    /// at a time per process; else no limit.
+    pub(super) fn builds_at_once(&self) -> Option<usize> {
+        #[cfg(target_os = "linux")]
+        if let Some(farm) = &self.farm {
+            if farm.broken().is_none() {
+                return Some(farm.size());
+            }
+        }
+        self.info
+            .platform
+            .to_lowercase()
+            .contains("nvidia")
+            .then_some(1)
+    }
+
     /// How many builder processes build this backend's programs at most (0: none).
     pub fn build_process_count(&self) -> usize {
         #[cfg(target_os = "linux")]

@@ -422,6 +422,10 @@ impl Backend for OpenCl {
         kernel.limits.clone()
     }
 
+    fn builds_at_once(&self) -> Option<usize> {
+        OpenCl::builds_at_once(self)
+    }
+
     fn alloc(&self, bytes: usize) -> Result<Buffer<u8>> {
         // SAFETY: no host pointer is passed; the size is at least 1.
         unsafe {
