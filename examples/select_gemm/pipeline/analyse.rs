@@ -11,7 +11,8 @@ use tune::select::{
 };
 use tune::{Result, Value};
 
-use super::cells::{verify, with_labels};
+use super::cells::verify;
+use super::labels::labelled;
 use super::recipe::{deploy, derived, methods, scheme, splits, DEPLOY_K, KS, KS_FIRST};
 use super::run_file::{read_run, RunFile};
 
@@ -68,6 +69,9 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     let (m, stats, verified) = (&run.matrix, &run.stats, run.verified);
     let truth = run.truth()?;
     let truth = &truth;
+    // The label cells each training set's selectors learn from (0: a run without a label
+    // step, whose selectors learn from the searches and the cross-evaluation alone).
+    let budget = run.label_budget();
     let vendor = run.vendor.as_ref().map(|(n, v)| (n.as_str(), v.as_slice()));
     let mut out = format!(
         "# {} on {}\n\n{} shapes; {} configurations in the matrix. Searches measured {} cells; the cross-evaluation {} (anchors) + {} (promising): {:.1}% of the {}-cell grid of candidates x shapes in all ({:.1}% cross-evaluated), {} measurements failed or were skipped. What the selectors learn from: these {} cells.\n\n",
@@ -84,11 +88,13 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         stats.failed,
         m.measured()
     );
-    if run.labelled.0 > 0 {
+    if budget > 0 {
         let _ = writeln!(
             out,
-            "Label step (`label_step`, read only by the tables \"with label cells\"): {} label cells on the training shapes of the splits, {} scoring cells of the sets chosen with them.\n",
-            run.labelled.0, run.labelled.1
+            "Label step (`labels::label_step`, part of the tuning run): at most {budget} cells ({:.1}% of the grid) per training set, each split's and all shapes' (the selector that ships); {} of {} planned cells measured. Each split's selectors learn from the searches, the cross-evaluation and its own label cells.\n",
+            100.0 * run.label_share,
+            run.labelled.0,
+            run.labelled.1
         );
     }
     if run.filled > 0 {
@@ -120,18 +126,23 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     }
     let classifiers = Classifier::ALL;
     let mut summary = String::from(
-        "| split (train / test shapes) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select3's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---|---:|\n",
+        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select3's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|\n",
     );
     let mut labels = String::from(
         "| split | label cells measured / wanted (% of the grid) | shipped k=4 | shipped k=8 | chosen, k=8 |\n|---|---:|---:|---:|---|\n",
     );
-    let (m_ext, truth_ext) = (m.with_derived(&derived()), truth.with_derived(&derived()));
+    let truth_ext = truth.with_derived(&derived());
+    let base = m;
     for (n_split, split) in splits(m).into_iter().enumerate() {
         if split.train.is_empty() || split.test.is_empty() {
             continue;
         }
         // The first split is random; the others leave out a network.
         let by_group = n_split > 0;
+        // What this split's selectors learn from, baselines included.
+        let (lab, gained, planned_labels) = labelled(base, truth, &split.train, budget)?;
+        let (m, m_ext) = (&lab, lab.with_derived(&derived()));
+        let tuning = stats.searched + stats.anchored + stats.promising + gained;
         let r = evaluate(m, truth, &split, &SetMethod::MAIN, &classifiers, &KS)?;
         let _ = writeln!(out, "## {}\n\n{}", split.name, r.markdown());
         let norms: Vec<SetMethod> = methods().into_iter().skip(4).collect();
@@ -226,10 +237,13 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         );
         let _ = writeln!(
             summary,
-            "| {} ({} / {}) | {} | {} | {} | {} | {} | {} | {} / {} |",
+            "| {} ({} / {}) | {} + {} + {gained} of {planned_labels} ({:.1}%) | {} | {} | {} | {} | {} | {} | {} / {} |",
             split.name,
             split.train.len(),
             split.test.len(),
+            stats.searched,
+            stats.anchored + stats.promising,
+            100.0 * tuning as f64 / stats.grid.max(1) as f64,
             pct(&r.single_best),
             pct(&r.nearest_best),
             at(4).map(|r| pct(&r.test)).unwrap_or_default(),
@@ -239,9 +253,12 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             old_at(4),
             old_at(DEPLOY_K),
         );
-        let (lab, gained, wanted) = with_labels(m, truth, &split)?;
-        let rows =
-            nested_rows(&lab, truth, &split, &scheme(by_group), &[4, DEPLOY_K]).unwrap_or_default();
+        // Beside it: without label cells (a run with a label step), or with every wanted
+        // label cell the run happened to measure (a run without one).
+        let other_budget = if budget > 0 { 0 } else { usize::MAX };
+        let (other, gained, wanted) = labelled(base, truth, &split.train, other_budget)?;
+        let rows = nested_rows(&other, truth, &split, &scheme(by_group), &[4, DEPLOY_K])
+            .unwrap_or_default();
         let _ = writeln!(
             labels,
             "| {} | {gained} / {wanted} ({:.1}%) | {} | {} | {} |",
@@ -258,11 +275,20 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         out,
         "## Summary (unseen shapes, % of the per-shape optimum)\n\n{summary}"
     );
-    let _ = writeln!(
-        out,
-        "## With label cells (unseen shapes, % of the per-shape optimum)\n\nThe same scheme, learning from the matrix plus every configuration of the sets any method chooses (k = {KS:?}) on every training shape (`with_labels`; taken from the scoring and filling cells: wanted cells never measured stay empty):\n\n{labels}"
-    );
-    let (s, choice) = deploy(m)?;
+    if budget > 0 {
+        let _ = writeln!(
+            out,
+            "## Without label cells (unseen shapes, % of the per-shape optimum)\n\nThe same scheme, learning from the searches and the cross-evaluation alone:\n\n{labels}"
+        );
+    } else {
+        let _ = writeln!(
+            out,
+            "## With label cells (unseen shapes, % of the per-shape optimum)\n\nThe same scheme, learning from the matrix plus every configuration of the sets any method chooses (k = {KS:?}) on every training shape (`labels::labelled`, no budget; taken from the scoring and filling cells: wanted cells never measured stay empty):\n\n{labels}"
+        );
+    }
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    let (shipped_from, _, _) = labelled(m, truth, &all, budget)?;
+    let (s, choice) = deploy(&shipped_from)?;
     let _ = writeln!(
         out,
         "## Deployed\n\n{} configurations by {} (chosen by cross-validation over all {} shapes, a network left out per fold, inner score {}), tree depth {}, {} leaves:\n",
@@ -326,7 +352,7 @@ pub fn plan_dir(dir: &Path) -> Result<()> {
     let run = read_run(dir)?;
     let m = &run.matrix;
     let started = Instant::now();
-    let (_, _, planned) = verify(m, |_, _| None)?;
+    let (_, planned) = verify(m, &mut m.clone(), run.label_budget(), |_, _| None)?;
     let first = needed(m, &splits(m), &methods(), &KS_FIRST[..1])?.len();
     println!(
         "{planned} scoring cells ({:.1}% of the {}-cell grid; {first} for the baselines and the k = {DEPLOY_K} sets), planned in {:.1?}",

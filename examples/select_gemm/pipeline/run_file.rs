@@ -5,7 +5,8 @@ use std::path::Path;
 use tune::select::{Matrix, Stats};
 use tune::{Error, Result};
 
-pub(super) fn read_run(dir: &Path) -> Result<RunFile> {
+/// Reads `DIR/run.json`.
+pub fn read_run(dir: &Path) -> Result<RunFile> {
     let path = dir.join("run.json");
     let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
         path: path.display().to_string(),
@@ -33,9 +34,12 @@ pub struct RunFile {
     /// Cells measured past the scoring ones to fill the grid ([`fill`]).
     #[serde(default)]
     pub filled: usize,
-    /// Label cells and their scoring cells ([`label_step`]).
+    /// Label cells measured and planned ([`super::labels::label_step`]).
     #[serde(default)]
     pub labelled: (usize, usize),
+    /// The label cells of each training set as a share of the grid (0: no label step).
+    #[serde(default)]
+    pub label_share: f64,
     /// The scoring and filling cells, `[input, config, cost]` of `matrix`'s inputs and
     /// configurations: with `matrix`, the truth the tables score on.
     #[serde(default)]
@@ -68,9 +72,15 @@ impl RunFile {
             planned,
             filled: 0,
             labelled: (0, 0),
+            label_share: 0.0,
             scoring,
             vendor,
         }
+    }
+
+    /// The label cells of each training set: [`super::labels::label_budget`].
+    pub fn label_budget(&self) -> usize {
+        super::labels::label_budget(&self.stats, self.label_share)
     }
 
     /// The matrix with the scoring cells.
