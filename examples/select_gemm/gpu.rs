@@ -16,10 +16,10 @@
 //! filling of the grid with the time left (`pipeline::fill`), so that a slow device still
 //! writes its matrix.
 //!
-//! The tuning run (`pipeline::TUNE_SHARE` and `pipeline::LABEL_SHARE`, fixed a priori):
+//! The tuning run (`pipeline::TUNE_SHARE` and `pipeline::BUDGET`, fixed a priori):
 //! the searches and the cross-evaluation within 10% of the grid, then the label step
-//! (`pipeline::label_step`), at most 5% of the grid for each training set: each split's
-//! and all shapes'. Phases past it, each reported apart from the 15% and never read by a
+//! (`pipeline::label_step`) for each training set, each split's and all shapes', within
+//! what they left of 15%. Phases past it, each reported apart from the 15% and never read by a
 //! set or a tree: the scoring cells (`pipeline::verify`); cuBLAS on CUDA
 //! (`$TUNE_SELECT_VENDOR=0`: none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none).
 //! `$TUNE_SELECT_ANALYSE=0` writes `run.json` without the tables (`select_gemm analyse
@@ -175,7 +175,7 @@ fn run<B: Backend>(
     // training set learn from is `m` and its label cells; every later cell goes to
     // `truth` alone.
     let mut truth = m.clone();
-    let budget = pipeline::label_budget(&stats, pipeline::LABEL_SHARE);
+    let budget = pipeline::label_budget(&stats, pipeline::BUDGET);
     let labelled = pipeline::label_step(
         &m,
         &mut truth,
@@ -185,10 +185,10 @@ fn run<B: Backend>(
         || before(0.8),
     )?;
     println!(
-        "label step: {} of {} planned label cells (at most {budget} a training set, {:.0}% of the grid), {:.0?}",
+        "label step: {} of {} planned label cells (at most {budget} a training set: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
         labelled.0,
         labelled.1,
-        100.0 * pipeline::LABEL_SHARE,
+        100.0 * pipeline::BUDGET,
         started.elapsed()
     );
     let (verified, planned) = pipeline::verify(&m, &mut truth, budget, |input, cfg| {
@@ -228,7 +228,7 @@ fn run<B: Backend>(
     let mut run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
     run.filled = filled;
     run.labelled = labelled;
-    run.label_share = pipeline::LABEL_SHARE;
+    run.budget = pipeline::BUDGET;
     pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
     println!("measured and wrote run.json, {:.0?}", started.elapsed());
     if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {

@@ -14,7 +14,7 @@
 //! # how many scoring cells a run's matrix plans (to size a GPU run)
 //! cargo run --release --features select --example select_gemm -- plan OUT_DIR
 //! # a measuring plan replayed on a run whose grid was filled (replay.rs)
-//! cargo run --release --features select --example select_gemm -- replay OUT_DIR [EVALS] [TUNE_SHARE] [LABEL_SHARE]
+//! cargo run --release --features select --example select_gemm -- replay OUT_DIR [EVALS] [TUNE_SHARE] [BUDGET]
 //! ```
 //!
 //! Output goes to `$OUT` (default `target/select/<cpu|cuda|opencl>`): the matrix
@@ -303,7 +303,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     );
     // The label step (each split's training shapes, then all of them), then the scoring.
     let mut truth = m.clone();
-    let budget = pipeline::label_budget(&stats, pipeline::LABEL_SHARE);
+    let budget = pipeline::label_budget(&stats, pipeline::BUDGET);
     let labelled = pipeline::label_step(
         &m,
         &mut truth,
@@ -327,7 +327,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     );
     let mut run = pipeline::RunFile::new(m.clone(), &truth, stats, (verified, planned), None);
     run.labelled = labelled;
-    run.label_share = pipeline::LABEL_SHARE;
+    run.budget = pipeline::BUDGET;
     let report = pipeline::analyse(&run)?;
     pipeline::write_run(&out, &run, &report)?;
     println!("{report}");

@@ -1,4 +1,4 @@
-//! `select_gemm replay DIR [EVALS] [TUNE_SHARE] [LABEL_SHARE]`: a measuring plan replayed
+//! `select_gemm replay DIR [EVALS] [TUNE_SHARE] [BUDGET]`: a measuring plan replayed
 //! on a run whose grid was filled (every configuration measured on every shape, e.g.
 //! bench/select/opencl4-full): every cell the plan asks for is read from the run instead
 //! of measured, so that two plans are compared on the same measurements, without a GPU.
@@ -7,7 +7,8 @@
 //! (`pipeline::label_step`); the tables score on the whole grid. Writes
 //! `DIR/replay-EVALS-TUNE-LABEL.md`.
 //!
-//! Defaults: the GPU run's plan (3, 0.10, 0.05); `replay DIR 4 0.15 0` is round 4's.
+//! Defaults: the GPU run's plan on OpenCL (3, 0.10, 0.15); `replay DIR 4 0.15 0` is round
+//! 4's (no label step).
 
 use std::path::Path;
 
@@ -22,13 +23,13 @@ use crate::pipeline::{self, RunFile};
 /// Replays the plan on the run in `dir` (see the module's doc).
 pub fn main(args: &[String]) -> Result<()> {
     let usage =
-        || Error::Select("usage: select_gemm replay DIR [EVALS] [TUNE_SHARE] [LABEL_SHARE]".into());
+        || Error::Select("usage: select_gemm replay DIR [EVALS] [TUNE_SHARE] [BUDGET]".into());
     let dir = Path::new(args.first().ok_or_else(usage)?);
     let num = |i: usize, default: f64| -> Result<f64> {
         args.get(i)
             .map_or(Ok(default), |a| a.parse().map_err(|_| usage()))
     };
-    let (evals, tune_share, label_share) = (num(1, 3.0)? as usize, num(2, 0.10)?, num(3, 0.05)?);
+    let (evals, tune_share, total) = (num(1, 3.0)? as usize, num(2, 0.10)?, num(3, 0.15)?);
     let run = pipeline::read_run(dir)?;
     let truth = run.truth()?;
     let missing = truth.grid() - truth.measured();
@@ -79,7 +80,7 @@ pub fn main(args: &[String]) -> Result<()> {
     }
     // Every label cell is in the grid already: the step counts them.
     let mut labels = m.clone();
-    let budget = pipeline::label_budget(&stats, label_share);
+    let budget = pipeline::label_budget(&stats, total);
     let labelled = pipeline::label_step(
         &m,
         &mut labels,
@@ -90,17 +91,17 @@ pub fn main(args: &[String]) -> Result<()> {
     )?;
     let mut out = RunFile::new(m, &full, stats, (0, 0), None);
     out.labelled = labelled;
-    out.label_share = label_share;
+    out.budget = total;
     let report = format!(
-        "Replayed on {} (every cell read from its filled grid): EVALS {evals}, searches and cross-evaluation within {:.0}% of the grid, label cells {:.0}% of the grid per training set ({} of {} planned).\n\n{}",
+        "Replayed on {} (every cell read from its filled grid): EVALS {evals}, searches and cross-evaluation within {:.0}% of the grid, label cells within {:.0}% of the grid per training set with them ({} of {} planned).\n\n{}",
         dir.display(),
         100.0 * tune_share,
-        100.0 * label_share,
+        100.0 * total,
         labelled.0,
         labelled.1,
         pipeline::analyse(&out)?
     );
-    let path = dir.join(format!("replay-{evals}-{tune_share}-{label_share}.md"));
+    let path = dir.join(format!("replay-{evals}-{tune_share}-{total}.md"));
     tune::results::write_atomic(&path, report.as_bytes())?;
     println!("{report}\nwrote {}", path.display());
     Ok(())

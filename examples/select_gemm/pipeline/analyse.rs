@@ -63,6 +63,18 @@ fn pct(s: &tune::select::Score) -> String {
     }
 }
 
+/// An inner score: its unmeasured picks were scored as their input's worst measured.
+fn pct_inner(s: &tune::select::Score) -> String {
+    match s.unmeasured {
+        _ if s.scored == 0 => "-".into(),
+        0 => format!("{:.2}", 100.0 * s.geomean),
+        u => format!(
+            "{:.2} ({u} picks unmeasured, as the worst)",
+            100.0 * s.geomean
+        ),
+    }
+}
+
 /// The report: how the matrix was measured, the tables of every split, the deployed
 /// selector against the vendor library (seconds per shape key) where given.
 pub fn analyse(run: &RunFile) -> Result<String> {
@@ -91,8 +103,8 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     if budget > 0 {
         let _ = writeln!(
             out,
-            "Label step (`labels::label_step`, part of the tuning run): at most {budget} cells ({:.1}% of the grid) per training set, each split's and all shapes' (the selector that ships); {} of {} planned cells measured. Each split's selectors learn from the searches, the cross-evaluation and its own label cells.\n",
-            100.0 * run.label_share,
+            "Label step (`labels::label_step`, part of the tuning run): at most {budget} cells per training set (what the searches and the cross-evaluation left of {:.0}% of the grid), each split's and all shapes' (the selector that ships); {} of {} planned cells measured. Each split's selectors learn from the searches, the cross-evaluation and its own label cells.\n",
+            100.0 * run.budget,
             run.labelled.0,
             run.labelled.1
         );
@@ -142,7 +154,9 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         // What this split's selectors learn from, baselines included.
         let (lab, gained, planned_labels) = labelled(base, truth, &split.train, budget)?;
         let (m, m_ext) = (&lab, lab.with_derived(&derived()));
-        let tuning = stats.searched + stats.anchored + stats.promising + gained;
+        // Cells attempted: failures cost a measurement too.
+        let tuning =
+            stats.searched + stats.anchored + stats.promising + stats.failed + planned_labels;
         let r = evaluate(m, truth, &split, &SetMethod::MAIN, &classifiers, &KS)?;
         let _ = writeln!(out, "## {}\n\n{}", split.name, r.markdown());
         let norms: Vec<SetMethod> = methods().into_iter().skip(4).collect();
@@ -201,13 +215,13 @@ pub fn analyse(run: &RunFile) -> Result<String> {
                 .choice
                 .scores
                 .first()
-                .map(|(_, s)| pct(s))
+                .map(|(_, s)| pct_inner(s))
                 .unwrap_or_default();
             let second = row
                 .choice
                 .scores
                 .get(1)
-                .map(|(r, s)| format!("{} ({})", r.name(), pct(s)))
+                .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
@@ -295,7 +309,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         s.configs.len(),
         choice.recipe.name(),
         m.inputs().len(),
-        choice.scores.first().map(|(_, s)| pct(s)).unwrap_or_default(),
+        choice.scores.first().map(|(_, s)| pct_inner(s)).unwrap_or_default(),
         s.tree.shape().0,
         s.tree.shape().1,
     );

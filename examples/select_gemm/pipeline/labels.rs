@@ -3,12 +3,12 @@
 //! the training shapes, so that a training shape's label (its best of a set) is known
 //! rather than the best of the few cells measured there.
 //!
-//! The split of the budget is fixed a priori (select5, before any run of this plan):
-//! the 15% in thirds, about 5% of the grid for the searches (EVALS near 5% of the pool),
-//! the cross-evaluation up to [`TUNE_SHARE`] with them, and [`LABEL_SHARE`] for the label
-//! cells of each training set. A split's tuning run is then its searches, the
-//! cross-evaluation (of every shape: counted whole, though its test rows are never read)
-//! and its own label cells: at most 15% of the grid.
+//! The split of the budget is fixed a priori (select5, before any run of this plan): the
+//! searches and the cross-evaluation within [`TUNE_SHARE`] of the grid (EVALS near 5% of
+//! the pool: about a third each), and the label cells of each training set within what
+//! they left of [`BUDGET`], the 15%. A split's tuning run is then its searches,
+//! the cross-evaluation (of every shape: counted whole, though its test rows are never
+//! read) and its own label cells: at most 15% of the grid.
 
 use tune::results::Named;
 use tune::select::{Input, Matrix, Stats};
@@ -20,12 +20,14 @@ use super::recipe::{methods, splits, KS_FIRST};
 /// The searches and the cross-evaluation together, as a share of the grid.
 pub const TUNE_SHARE: f64 = 0.10;
 
-/// The label cells of one training set, as a share of the grid.
-pub const LABEL_SHARE: f64 = 0.05;
+/// The whole tuning run of a training set, label cells included, as a share of the grid.
+pub const BUDGET: f64 = 0.15;
 
-/// The label cells a run of `stats` may measure per training set at `share` of its grid.
-pub fn label_budget(stats: &Stats, share: f64) -> usize {
-    (share * stats.grid as f64).floor() as usize
+/// The label cells a run of `stats` may measure per training set: what its searches and
+/// cross-evaluation (failed cells included) left of `budget` of its grid (0: none).
+pub fn label_budget(stats: &Stats, budget: f64) -> usize {
+    let spent = stats.searched + stats.anchored + stats.promising + stats.failed;
+    ((budget * stats.grid as f64).floor() as usize).saturating_sub(spent)
 }
 
 /// The label cells of the training shapes `train`, at most `budget` of them: the sets

@@ -17,7 +17,7 @@ mod shapes;
 
 pub use analyse::{analyse, analyse_dir, plan_dir};
 pub use cells::{fill, verify};
-pub use labels::{label_budget, label_step, labelled, training_sets, LABEL_SHARE, TUNE_SHARE};
+pub use labels::{label_budget, label_step, labelled, training_sets, BUDGET, TUNE_SHARE};
 pub use recipe::deploy;
 pub use run_file::{read_run, write_run, RunFile};
 pub use shapes::{cpu_name, random, time_cpu, Shape, Shapes};

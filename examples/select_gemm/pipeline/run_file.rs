@@ -37,9 +37,10 @@ pub struct RunFile {
     /// Label cells measured and planned ([`super::labels::label_step`]).
     #[serde(default)]
     pub labelled: (usize, usize),
-    /// The label cells of each training set as a share of the grid (0: no label step).
+    /// The share of the grid each training set's tuning run keeps to, its label cells
+    /// included ([`super::labels::BUDGET`]; 0: a run without a label step).
     #[serde(default)]
-    pub label_share: f64,
+    pub budget: f64,
     /// The scoring and filling cells, `[input, config, cost]` of `matrix`'s inputs and
     /// configurations: with `matrix`, the truth the tables score on.
     #[serde(default)]
@@ -72,7 +73,7 @@ impl RunFile {
             planned,
             filled: 0,
             labelled: (0, 0),
-            label_share: 0.0,
+            budget: 0.0,
             scoring,
             vendor,
         }
@@ -80,7 +81,7 @@ impl RunFile {
 
     /// The label cells of each training set: [`super::labels::label_budget`].
     pub fn label_budget(&self) -> usize {
-        super::labels::label_budget(&self.stats, self.label_share)
+        super::labels::label_budget(&self.stats, self.budget)
     }
 
     /// The matrix with the scoring cells.
