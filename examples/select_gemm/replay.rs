@@ -1,9 +1,9 @@
-//! `select_gemm replay DIR [EVALS] [TUNE_SHARE] [BUDGET]`: a measuring plan replayed
+//! `select_gemm replay DIR [EVALS] [TUNE_SHARE] [BUDGET] [SEED]`: a measuring plan replayed
 //! on a run whose grid was filled (every configuration measured on every shape, e.g.
 //! bench/select/opencl4-full): every cell the plan asks for is read from the run instead
 //! of measured, so that two plans are compared on the same measurements, without a GPU.
 //! The searches are random samples of EVALS configurations a shape, seeded as the GPU
-//! run's; the cross-evaluation and the label step are the GPU run's
+//! run's (SEED 1) or otherwise; the cross-evaluation and the label step are the GPU run's
 //! (`pipeline::label_step`); the tables score on the whole grid. Writes
 //! `DIR/replay-EVALS-TUNE-LABEL.md`.
 //!
@@ -22,14 +22,16 @@ use crate::pipeline::{self, RunFile};
 
 /// Replays the plan on the run in `dir` (see the module's doc).
 pub fn main(args: &[String]) -> Result<()> {
-    let usage =
-        || Error::Select("usage: select_gemm replay DIR [EVALS] [TUNE_SHARE] [BUDGET]".into());
+    let usage = || {
+        Error::Select("usage: select_gemm replay DIR [EVALS] [TUNE_SHARE] [BUDGET] [SEED]".into())
+    };
     let dir = Path::new(args.first().ok_or_else(usage)?);
     let num = |i: usize, default: f64| -> Result<f64> {
         args.get(i)
             .map_or(Ok(default), |a| a.parse().map_err(|_| usage()))
     };
     let (evals, tune_share, total) = (num(1, 3.0)? as usize, num(2, 0.10)?, num(3, 0.15)?);
+    let seed = num(4, 1.0)? as u64;
     let run = pipeline::read_run(dir)?;
     let truth = run.truth()?;
     let missing = truth.grid() - truth.measured();
@@ -47,7 +49,7 @@ pub fn main(args: &[String]) -> Result<()> {
         truth.device.clone(),
         truth.features.clone(),
     );
-    let mut rng = SmallRng::seed_from_u64(1);
+    let mut rng = SmallRng::seed_from_u64(seed);
     let mut order: Vec<usize> = (0..truth.configs().len()).collect();
     let (m, stats) = tune_inputs(
         m,
@@ -78,6 +80,16 @@ pub fn main(args: &[String]) -> Result<()> {
             }
         }
     }
+    // How good the tuning matrix's own per-shape best is (a shape's label without label
+    // cells), against the grid's optimum.
+    let logs: Vec<f64> = (0..m.inputs().len())
+        .filter_map(|i| Some((full.best(i)?.1 / m.best(i)?.1).ln()))
+        .collect();
+    let own_best = format!(
+        "Without label cells, a shape's best in the matrix is {:.2}% of the grid's optimum (geometric mean over {} shapes).",
+        100.0 * (logs.iter().sum::<f64>() / logs.len().max(1) as f64).exp(),
+        logs.len()
+    );
     // Every label cell is in the grid already: the step counts them.
     let mut labels = m.clone();
     let budget = pipeline::label_budget(&stats, total);
@@ -93,7 +105,7 @@ pub fn main(args: &[String]) -> Result<()> {
     out.labelled = labelled;
     out.budget = total;
     let report = format!(
-        "Replayed on {} (every cell read from its filled grid): EVALS {evals}, searches and cross-evaluation within {:.0}% of the grid, label cells within {:.0}% of the grid per training set with them ({} of {} planned).\n\n{}",
+        "Replayed on {} (every cell read from its filled grid): EVALS {evals}, seed {seed}, searches and cross-evaluation within {:.0}% of the grid, label cells within {:.0}% of the grid per training set with them ({} of {} planned). {own_best}\n\n{}",
         dir.display(),
         100.0 * tune_share,
         100.0 * total,
@@ -101,7 +113,7 @@ pub fn main(args: &[String]) -> Result<()> {
         labelled.1,
         pipeline::analyse(&out)?
     );
-    let path = dir.join(format!("replay-{evals}-{tune_share}-{total}.md"));
+    let path = dir.join(format!("replay-{evals}-{tune_share}-{total}-{seed}.md"));
     tune::results::write_atomic(&path, report.as_bytes())?;
     println!("{report}\nwrote {}", path.display());
     Ok(())
