@@ -185,7 +185,7 @@ fn run<B: Backend>(
         || before(0.8),
     )?;
     println!(
-        "label step: {} of {} planned label cells (at most {budget} a training set: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
+        "label step: {} distinct label cells measured, {} planned over the training sets (at most {budget} each: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
         labelled.0,
         labelled.1,
         100.0 * pipeline::BUDGET,

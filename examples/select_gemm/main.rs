@@ -313,7 +313,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
         || true,
     )?;
     println!(
-        "label step: {} of {} planned label cells (at most {budget} a training set), in {:.0?}",
+        "label step: {} distinct label cells measured, {} planned over the training sets (at most {budget} each), in {:.0?}",
         labelled.0,
         labelled.1,
         started.elapsed()

@@ -104,13 +104,20 @@ pub fn main(args: &[String]) -> Result<()> {
     let mut out = RunFile::new(m, &full, stats, (0, 0), None);
     out.labelled = labelled;
     out.budget = total;
+    let labels = if total > 0.0 {
+        format!(
+            "a label step keeping each training set's tuning run within {:.0}% of the grid ({} distinct cells measured, {} planned over the training sets)",
+            100.0 * total,
+            labelled.0,
+            labelled.1
+        )
+    } else {
+        "no label step".into()
+    };
     let report = format!(
-        "Replayed on {} (every cell read from its filled grid): EVALS {evals}, seed {seed}, searches and cross-evaluation within {:.0}% of the grid, label cells within {:.0}% of the grid per training set with them ({} of {} planned). {own_best}\n\n{}",
+        "Replayed on {} (every cell read from its filled grid): EVALS {evals}, seed {seed}, searches and cross-evaluation within {:.0}% of the grid, {labels}. {own_best}\n\n{}",
         dir.display(),
         100.0 * tune_share,
-        100.0 * total,
-        labelled.0,
-        labelled.1,
         pipeline::analyse(&out)?
     );
     let path = dir.join(format!("replay-{evals}-{tune_share}-{total}-{seed}.md"));

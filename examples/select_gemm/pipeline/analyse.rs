@@ -103,7 +103,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     if budget > 0 {
         let _ = writeln!(
             out,
-            "Label step (`labels::label_step`, part of the tuning run): at most {budget} cells per training set (what the searches and the cross-evaluation left of {:.0}% of the grid), each split's and all shapes' (the selector that ships); {} of {} planned cells measured. Each split's selectors learn from the searches, the cross-evaluation and its own label cells.\n",
+            "Label step (`labels::label_step`, part of the tuning run): at most {budget} cells per training set (what the searches and the cross-evaluation left of {:.0}% of the grid), each split's and all shapes' (the selector that ships): {} distinct cells measured, {} planned over the training sets (a cell two sets plan is measured once). Each split's selectors learn from the searches, the cross-evaluation and its own label cells.\n",
             100.0 * run.budget,
             run.labelled.0,
             run.labelled.1
@@ -361,7 +361,8 @@ pub fn analyse_dir(dir: &Path) -> Result<()> {
     Ok(())
 }
 
-/// `plan OUT_DIR`: the scoring cells [`verify`] plans on a run's matrix, by kind.
+/// `plan OUT_DIR`: the scoring cells [`verify`] plans on a run's matrix, by kind, as if no
+/// label cell had been measured yet (the label step changes the sets, and so the plan).
 pub fn plan_dir(dir: &Path) -> Result<()> {
     let run = read_run(dir)?;
     let m = &run.matrix;
