@@ -10,27 +10,29 @@
 # Every configuration is compiled once (on every core, as many at once as the compiler
 # allows) and launched with the sizes as arguments: a pool of sampled configurations,
 # EVALS of them per shape as its search, then the cross-evaluation (searches and
-# cross-evaluation within 15% of the grid), then the scoring cells, then (with the time
-# left) the rest of the grid, which only the tables' per-shape optimum reads. Each part
-# keeps to TUNE_SELECT_SECONDS of compiling and measuring (see gpu.rs) and is killed at
-# LIMIT s.
+# cross-evaluation within 10% of the grid), then the label step (at most 5% of the grid
+# for each training set: a split's tuning run is at most 15% of the grid), then the
+# scoring cells, then (with the time left) the rest of the grid, which only the tables'
+# per-shape optimum reads. Each part keeps to TUNE_SELECT_SECONDS of compiling and
+# measuring (see gpu.rs) and is killed at LIMIT s.
 #
 # Build where cargo is (no GPU needed), then run on the GPU machine:
 #   cargo build --release --features select,cuda,opencl --example select_gemm
-#   mkdir -p .device-bin/select4 && cp target/release/examples/select_gemm .device-bin/select4/
-#   B=.device-bin/select4 bash benches/gpu/run_select.sh cuda     # about 3.5 minutes
-#   B=.device-bin/select4 bash benches/gpu/run_select.sh opencl   # about 4.5 minutes
-B=${B:-.device-bin/select4}
+#   mkdir -p .device-bin/select5 && cp target/release/examples/select_gemm .device-bin/select5/
+#   B=.device-bin/select5 bash benches/gpu/run_select.sh cuda     # about 4 minutes
+#   B=.device-bin/select5 bash benches/gpu/run_select.sh opencl   # about 5 minutes
+B=${B:-.device-bin/select5}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/select-out}
 # OpenCL: NVIDIA's OpenCL compiler took 3.4 s a configuration (select3, one at a time);
-# no compile starts that would end past a third of the budget. A pool of 64 with 4
-# evaluations a shape keeps the searches to about the share of the grid the CUDA part's
-# 152 and 12 take, so that the cross-evaluation gets some of the 15%.
+# no compile starts that would end past a third of the budget. EVALS is about 5% of the
+# pool (a third of the 15%, fixed a priori in select5: 152 configurations on CUDA, the
+# 50-60 of 64 that NVIDIA's OpenCL compiles by its deadline), so that the searches, the
+# cross-evaluation and the label step get about a third each.
 if [ "${1:-cuda}" = opencl ]; then
-  POOL=${POOL:-64} TILED=0 EVALS=${EVALS:-4} SECONDS_=${TUNE_SELECT_SECONDS:-250}
+  POOL=${POOL:-64} TILED=0 EVALS=${EVALS:-3} SECONDS_=${TUNE_SELECT_SECONDS:-250}
 else
-  POOL=${POOL:-128} TILED=${TILED:-24} EVALS=${EVALS:-12} SECONDS_=${TUNE_SELECT_SECONDS:-200}
+  POOL=${POOL:-128} TILED=${TILED:-24} EVALS=${EVALS:-7} SECONDS_=${TUNE_SELECT_SECONDS:-200}
 fi
 LIMIT=${LIMIT:-320}
 export TUNE_SELECT_SECONDS=$SECONDS_

@@ -11,15 +11,19 @@
 //! The run keeps to `$TUNE_SELECT_SECONDS` (default 300; the GPU machine allows 10 minutes
 //! a call): past a third of it no more configurations are compiled, past 40% of it the
 //! searches take at most 8 configurations a shape (past 60%, 2), past 75% the
-//! cross-evaluation measures nothing more, past 95% neither do the scoring cells (they
-//! stay empty, and the report counts them) nor the filling of the grid with the time left
-//! (`pipeline::fill`), so that a slow device still writes its matrix.
+//! cross-evaluation measures nothing more, past 80% neither does the label step, past 95%
+//! neither do the scoring cells (they stay empty, and the report counts them) nor the
+//! filling of the grid with the time left (`pipeline::fill`), so that a slow device still
+//! writes its matrix.
 //!
-//! Phases past the cross-evaluation, each reported apart from the 15% and never read by a
-//! set or a tree: the scoring cells (`pipeline::verify`); with `$TUNE_SELECT_LABELS=1`
-//! the label step (`pipeline::label_step`); cuBLAS on CUDA (`$TUNE_SELECT_VENDOR=0`:
-//! none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none). `$TUNE_SELECT_ANALYSE=0`
-//! writes `run.json` without the tables (`select_gemm analyse DIR` computes them);
+//! The tuning run (`pipeline::TUNE_SHARE` and `pipeline::BUDGET`, fixed a priori):
+//! the searches and the cross-evaluation within 10% of the grid, then the label step
+//! (`pipeline::label_step`) for each training set, each split's and all shapes', within
+//! what they left of 15%. Phases past it, each reported apart from the 15% and never read by a
+//! set or a tree: the scoring cells (`pipeline::verify`); cuBLAS on CUDA
+//! (`$TUNE_SELECT_VENDOR=0`: none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none).
+//! `$TUNE_SELECT_ANALYSE=0` writes `run.json` without the tables (`select_gemm analyse
+//! DIR` computes them);
 //! `$TUNE_SELECT_COMPILE_THREADS` sets the compile threads (default: every core).
 
 use std::process::ExitCode;
@@ -129,7 +133,10 @@ fn run<B: Backend>(
     let (m, stats) = tune_inputs(
         m,
         shapes.inputs(),
-        Plan::default(),
+        Plan {
+            budget: pipeline::TUNE_SHARE,
+            ..Plan::default()
+        },
         |input| {
             // A random search over the compiled pool: few cells, because the
             // cross-evaluation brings every shape the strong candidates of the others.
@@ -164,31 +171,33 @@ fn run<B: Backend>(
         stats.grid,
         started.elapsed()
     );
-    // The matrix the selectors learn from is final here; the scoring cells go to a copy.
-    let (mut truth, verified, planned) = pipeline::verify(&m, |input, cfg| {
+    // The label step, the rest of the tuning run: the matrix the selectors of each
+    // training set learn from is `m` and its label cells; every later cell goes to
+    // `truth` alone.
+    let mut truth = m.clone();
+    let budget = pipeline::label_budget(&stats, pipeline::BUDGET);
+    let labelled = pipeline::label_step(
+        &m,
+        &mut truth,
+        &pipeline::training_sets(&m),
+        budget,
+        |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
+        || before(0.8),
+    )?;
+    println!(
+        "label step: {} distinct label cells measured, {} planned over the training sets (at most {budget} each: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
+        labelled.0,
+        labelled.1,
+        100.0 * pipeline::BUDGET,
+        started.elapsed()
+    );
+    let (verified, planned) = pipeline::verify(&m, &mut truth, budget, |input, cfg| {
         before(0.95).then_some(())?;
         bench.time(&pool.kernels[index(cfg)?], &find(&input.key))
     })?;
     println!(
         "scoring cells: {verified} of {planned} measured ({:.1}% of the grid), {:.0?}",
         100.0 * verified as f64 / stats.grid.max(1) as f64,
-        started.elapsed()
-    );
-    // The label step (`$TUNE_SELECT_LABELS=1`): the tables "with label cells".
-    let labelled = if std::env::var("TUNE_SELECT_LABELS").is_ok_and(|v| v == "1") {
-        pipeline::label_step(
-            &m,
-            &mut truth,
-            |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
-            || before(0.95),
-        )?
-    } else {
-        (0, 0)
-    };
-    println!(
-        "label step: {} label cells, {} scoring cells, {:.0?}",
-        labelled.0,
-        labelled.1,
         started.elapsed()
     );
     // `$TUNE_SELECT_VENDOR=0`: no vendor library.
@@ -219,6 +228,7 @@ fn run<B: Backend>(
     let mut run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
     run.filled = filled;
     run.labelled = labelled;
+    run.budget = pipeline::BUDGET;
     pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
     println!("measured and wrote run.json, {:.0?}", started.elapsed());
     if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {

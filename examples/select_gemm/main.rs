@@ -13,6 +13,8 @@
 //! cargo run --release --features select --example select_gemm -- analyse OUT_DIR
 //! # how many scoring cells a run's matrix plans (to size a GPU run)
 //! cargo run --release --features select --example select_gemm -- plan OUT_DIR
+//! # a measuring plan replayed on a run whose grid was filled (replay.rs)
+//! cargo run --release --features select --example select_gemm -- replay OUT_DIR [EVALS] [TUNE_SHARE] [BUDGET]
 //! ```
 //!
 //! Output goes to `$OUT` (default `target/select/<cpu|cuda|opencl>`): the matrix
@@ -31,6 +33,7 @@ mod candidates;
 mod common;
 mod gpu;
 mod pipeline;
+mod replay;
 
 use std::cell::RefCell;
 use std::path::PathBuf;
@@ -167,9 +170,10 @@ fn main() -> ExitCode {
                 "usage: select_gemm plan OUT_DIR".into(),
             )),
         },
+        Some("replay") => replay::main(&args[1..]),
         Some("gpu") => return gpu::main(&args[1..]),
         Some(other) => Err(tune::Error::Select(format!(
-            "unknown command `{other}`; expected cpu, gpu, analyse or plan"
+            "unknown command `{other}`; expected cpu, gpu, analyse, plan or replay"
         ))),
     };
     match result {
@@ -233,7 +237,10 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     let (m, stats) = tune_inputs(
         m,
         shapes.inputs(),
-        Plan::default(),
+        Plan {
+            budget: pipeline::TUNE_SHARE,
+            ..Plan::default()
+        },
         |input| {
             let s = find(&input.key);
             let (sa, sb) = (&a[..s.a_len()], &b[..s.b_len()]);
@@ -294,19 +301,43 @@ fn cpu(args: &[String]) -> tune::Result<()> {
         100.0 * stats.fraction(),
         started.elapsed()
     );
-    let (truth, verified, planned) =
-        pipeline::verify(&m, |input, config| measure(&find(&input.key), config))?;
+    // The label step (each split's training shapes, then all of them), then the scoring.
+    let mut truth = m.clone();
+    let budget = pipeline::label_budget(&stats, pipeline::BUDGET);
+    let labelled = pipeline::label_step(
+        &m,
+        &mut truth,
+        &pipeline::training_sets(&m),
+        budget,
+        |input, config| measure(&find(&input.key), config),
+        || true,
+    )?;
     println!(
-        "measured {verified} of {planned} scoring cells: baselines and sets on the test shapes"
+        "label step: {} distinct label cells measured, {} planned over the training sets (at most {budget} each), in {:.0?}",
+        labelled.0,
+        labelled.1,
+        started.elapsed()
     );
-    db.record_matrix(&m)?;
-    let run = pipeline::RunFile::new(m.clone(), &truth, stats, (verified, planned), None);
+    let (verified, planned) = pipeline::verify(&m, &mut truth, budget, |input, config| {
+        measure(&find(&input.key), config)
+    })?;
+    println!(
+        "measured {verified} of {planned} scoring cells: baselines and sets on the test shapes, in {:.0?}",
+        started.elapsed()
+    );
+    let mut run = pipeline::RunFile::new(m.clone(), &truth, stats, (verified, planned), None);
+    run.labelled = labelled;
+    run.budget = pipeline::BUDGET;
     let report = pipeline::analyse(&run)?;
     pipeline::write_run(&out, &run, &report)?;
     println!("{report}");
 
     // Ship: the selector of every shape, compiled into `gemm_cpu_auto` on the next build.
-    let (selector, _) = pipeline::deploy(&m)?;
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    let (shipped_from, _, _) = pipeline::labelled(&m, &truth, &all, budget)?;
+    // The tuning run's matrix, label cells included, is what the shipped selector read.
+    db.record_matrix(&shipped_from)?;
+    let (selector, _) = pipeline::deploy(&shipped_from)?;
     db.record_selector(&selector)?;
     let source = selector.rust(<GemmCpuConfig as tune::__private::Tunable>::FINGERPRINT)?;
     tune::results::write_atomic(

@@ -49,8 +49,11 @@ pub const PADB: usize = 9;
 #[derive(Clone, Debug)]
 pub struct XgemmDirect(pub Gemm);
 
-/// Kernel launches per timed sample on CUDA for an `m x n x k` GEMM, for the tuned kernel
-/// and cuBLAS alike: 64 back to back below 1e8 flops, else 1.
+/// Kernel launches per timed sample on CUDA for an `m x n x k` GEMM in this case's tuning
+/// and its cuBLAS comparison (`common::cuda::xgemm_direct_vs_cublas`), the same count for
+/// both: 64 back to back below 1e8 flops, else 1, by the size alone. select_gemm no longer
+/// uses it: a shape under 1e8 flops with a long K runs for milliseconds, so it sizes each
+/// sample by the kernel's own time (`launches` in examples/select_gemm/gpu.rs).
 pub fn back_to_back(m: usize, n: usize, k: usize) -> usize {
     if 2.0 * ((m * n * k) as f64) < 1e8 {
         64

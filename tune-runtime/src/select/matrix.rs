@@ -324,7 +324,8 @@ pub struct Score {
     pub worst: f64,
     /// Inputs scored.
     pub scored: usize,
-    /// Inputs whose chosen configuration was not measured on them (not scored).
+    /// Inputs whose chosen configuration was not measured on them: not scored by
+    /// [`score`]; scored as the input's worst measured configuration by [`score_or_worst`].
     pub unmeasured: usize,
 }
 
@@ -355,6 +356,31 @@ pub fn score(
         scored,
         unmeasured,
     }
+}
+
+/// As [`score`], but an input whose choice is missing or was not measured on it counts as
+/// its worst measured configuration (and in `unmeasured`), so that every way of choosing
+/// is scored on the same inputs: skipping them favours whatever picks configurations
+/// nobody measured there, which are mostly those a cross-evaluation judged unpromising.
+/// Inputs with no measured cell are not scored.
+pub fn score_or_worst(
+    m: &Matrix,
+    inputs: &[usize],
+    mut choose: impl FnMut(usize) -> Option<usize>,
+) -> Score {
+    let mut imputed = 0;
+    let mut s = score(m, inputs, |i| {
+        choose(i).filter(|&c| m.get(i, c).is_some()).or_else(|| {
+            let worst = (0..m.configs().len())
+                .filter_map(|c| m.get(i, c).map(|v| (c, v)))
+                .max_by(|a, b| a.1.total_cmp(&b.1))
+                .map(|(c, _)| c);
+            imputed += usize::from(worst.is_some());
+            worst
+        })
+    });
+    s.unmeasured = imputed;
+    s
 }
 
 /// The best configuration of `set` for an input of `m` (by measured cost).
@@ -451,5 +477,11 @@ mod tests {
         assert_eq!((s.worst, s.scored, s.unmeasured), (0.5, 2, 0));
         let s = score(&m, &[0, 1], |_| Some(0));
         assert_eq!((s.scored, s.unmeasured), (1, 1));
+        // Input 1 lacks configuration 0: scored as its worst measured (2, at 0.8).
+        let s = score_or_worst(&m, &[0, 1], |_| Some(0));
+        assert_eq!((s.scored, s.unmeasured), (2, 1));
+        assert!((s.geomean - 0.8f64.sqrt()).abs() < 1e-12, "{s:?}");
+        let s = score_or_worst(&m, &[0, 1], |_| None);
+        assert_eq!((s.scored, s.unmeasured), (2, 2));
     }
 }

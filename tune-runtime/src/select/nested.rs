@@ -6,6 +6,8 @@
 //! report's test inputs) are never read, so the choice is nested inside any split and a
 //! test score of the result is an honest estimate.
 
+use std::collections::HashMap;
+
 use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
@@ -13,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::classify::{train_tree, TreeLimits};
 use super::deploy::Selector;
 use super::features::Derived;
-use super::matrix::{score, Matrix, Normalisation, Score};
+use super::matrix::{score_or_worst, Matrix, Normalisation, Score};
 use super::set::{self, SetMethod};
 use crate::{Error, Result};
 
@@ -118,8 +120,10 @@ impl Default for Nested {
 pub struct Choice {
     /// The recipe with the best score.
     pub recipe: Recipe,
-    /// Every recipe's score on the left-out folds, best first. Inputs whose chosen
-    /// configuration was not measured on them are not scored (the score counts them).
+    /// Every recipe's score on the left-out folds, best first, over every left-out input:
+    /// a chosen configuration not measured on its input counts as that input's worst
+    /// measured one ([`score_or_worst`]; `unmeasured` counts them). Skipping them, as
+    /// before, over-predicted the test scores.
     pub scores: Vec<(Recipe, Score)>,
 }
 
@@ -142,7 +146,8 @@ impl Nested {
         }
         let extended = m.with_derived(&self.derived);
         // Per recipe, the chosen configuration of every left-out input.
-        let mut picks: Vec<Vec<(usize, usize)>> = vec![Vec::new(); self.recipes.len()];
+        let mut picks: Vec<HashMap<usize, usize>> = vec![HashMap::new(); self.recipes.len()];
+        let held_all: Vec<usize> = folds.iter().flat_map(|(_, h)| h.iter().copied()).collect();
         for (fit, held) in &folds {
             let fit = fit.clone();
             // One set per method, shared by its trees.
@@ -163,7 +168,7 @@ impl Nested {
                 };
                 for &i in held {
                     if let Some(&c) = chosen.get(tree.choose(&features.inputs()[i].features)) {
-                        picks[r].push((i, c));
+                        picks[r].insert(i, c);
                     }
                 }
             }
@@ -173,13 +178,9 @@ impl Nested {
             .iter()
             .zip(&picks)
             .filter(|(_, p)| !p.is_empty())
-            .map(|(&recipe, p)| {
-                let inputs: Vec<usize> = p.iter().map(|&(i, _)| i).collect();
-                let s = score(m, &inputs, |i| {
-                    p.iter().find(|&&(j, _)| j == i).map(|&(_, c)| c)
-                });
-                (recipe, s)
-            })
+            // Every recipe on every left-out input: a pick not measured there (or a fold
+            // the recipe could not be fitted on) counts as the input's worst measured.
+            .map(|(&recipe, p)| (recipe, score_or_worst(m, &held_all, |i| p.get(&i).copied())))
             .collect();
         // Stable: among equal scores the earlier recipe of the list wins.
         scores.sort_by(|a, b| b.1.geomean.total_cmp(&a.1.geomean));
@@ -437,6 +438,52 @@ pub(super) mod tests {
         let few: Vec<usize> = [0, 1, 2].into_iter().chain([shared]).collect();
         assert!(nested.choose(&m, &few, 2).is_ok());
         assert!(Nested::default().choose(&m, &few[..3], 2).is_err());
+    }
+
+    #[test]
+    fn an_unmeasured_pick_counts_against_its_recipe() {
+        // A (cost 1) and W (cost 4) measured everywhere; B (cost 0.5) only on 3 inputs of
+        // 5, where it wins: Top-N's one configuration is B, greedy's is A.
+        let mut m = Matrix::new("t", "d", vec!["n".into()]);
+        for c in 0..3 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for i in 0..60 {
+            let row = m.add_input(Input {
+                key: format!("n={i}"),
+                features: vec![i as f64],
+                groups: vec![],
+            });
+            m.set(row, 0, 1.0).unwrap();
+            m.set(row, 1, 4.0).unwrap();
+            if i % 5 < 3 {
+                m.set(row, 2, 0.5).unwrap();
+            }
+        }
+        let recipe = |method| Recipe {
+            method,
+            limits: TreeLimits::A,
+            derived: false,
+        };
+        let nested = Nested {
+            recipes: vec![recipe(SetMethod::TopN), recipe(SetMethod::Greedy)],
+            ..Nested::default()
+        };
+        let train: Vec<usize> = (0..60).collect();
+        let choice = nested.choose(&m, &train, 1).unwrap();
+        // Scoring only B's measured inputs gave Top-N 100% and the choice; each of the 24
+        // inputs without B counts as its worst measured (W, 25%): 0.25^0.4 = 57%, below
+        // greedy's 0.5^0.6 = 66%.
+        assert_eq!(
+            choice.recipe.method,
+            SetMethod::Greedy,
+            "{:?}",
+            choice.scores
+        );
+        let top = &choice.scores[1].1;
+        assert_eq!((top.scored, top.unmeasured), (60, 24), "{top:?}");
+        assert!((top.geomean - 0.25f64.powf(0.4)).abs() < 1e-9, "{top:?}");
+        assert!((choice.scores[0].1.geomean - 0.5f64.powf(0.6)).abs() < 1e-9);
     }
 
     #[test]

@@ -1,0 +1,86 @@
+//! How the tables split the shapes and which recipes ship: the set sizes, the set methods,
+//! the derived features and the nested choice.
+
+use tune::select::features::Derived;
+use tune::select::{
+    group_splits, random_split, Choice, Matrix, Nested, Normalisation, Recipe, Selector, SetMethod,
+    Split,
+};
+use tune::Result;
+
+/// The set sizes of the tables.
+pub const KS: [usize; 4] = [4, 6, 8, 15];
+
+/// How many configurations ship (the issue's budget: at most 8). Which set method and
+/// which tree ship is chosen by cross-validation inside the training shapes
+/// ([`Nested`]), never on the shapes a table reports.
+pub const DEPLOY_K: usize = 8;
+
+/// The splits of the tables: random 70/30 and one per network.
+pub fn splits(m: &Matrix) -> Vec<Split> {
+    let mut s = vec![random_split(m, 0.7, 1)];
+    s.extend(group_splits(m));
+    s
+}
+
+pub(super) fn methods() -> Vec<SetMethod> {
+    let mut v = SetMethod::MAIN.to_vec();
+    for n in [
+        Normalisation::RawCutoff,
+        Normalisation::StandardCutoff,
+        Normalisation::Sigmoid,
+    ] {
+        v.push(SetMethod::KMeans(n));
+        v.push(SetMethod::PcaKMeans(n));
+    }
+    v
+}
+
+/// The set sizes in the order their scoring cells are measured: should the measuring
+/// stop early, the shipped size and the issue's other target come first.
+pub(super) const KS_FIRST: [usize; 4] = [DEPLOY_K, 4, 6, 15];
+
+/// Features a tree may read besides the sizes, fixed before the fourth GPU run (issue
+/// 14's select4) from what limits a GEMM kernel, not from any table: `mn`, the output's
+/// size (the blocks of a kernel that does not split K); `mnk`, the work; `m_per_n`, the
+/// output's aspect; `k2_per_mn`, K against the output's side (`k / sqrt(m n)`, squared:
+/// a tree splits the same way); `intensity`, `m n k / (m k + k n + m n)`, the flops per
+/// element moved. Indices into [`Shape::FEATURES`].
+pub fn derived() -> Vec<Derived> {
+    let (m, n, k) = (0, 1, 2);
+    let product = |name: &str, terms: &[(usize, i32)]| Derived::Product {
+        name: name.into(),
+        terms: terms.to_vec(),
+    };
+    vec![
+        product("mn", &[(m, 1), (n, 1)]),
+        product("mnk", &[(m, 1), (n, 1), (k, 1)]),
+        product("m_per_n", &[(m, 1), (n, -1)]),
+        product("k2_per_mn", &[(k, 2), (m, -1), (n, -1)]),
+        Derived::Harmonic {
+            name: "intensity".into(),
+            of: vec![m, n, k],
+        },
+    ]
+}
+
+/// How the shipped recipe is chosen (fixed before the fourth GPU run): every set method
+/// and tree, on the sizes alone or with [`derived`] features, by cross-validation inside
+/// the training shapes whose folds leave out a network when the split does
+/// (`by_group`), random folds otherwise.
+pub fn scheme(by_group: bool) -> Nested {
+    Nested {
+        recipes: Recipe::and_derived(&Recipe::all()),
+        by_group,
+        derived: derived(),
+        ..Nested::default()
+    }
+}
+
+/// The selector that ships: [`DEPLOY_K`] configurations, the recipe chosen by
+/// cross-validation over every shape with a network left out per fold (a library meets
+/// networks it was not tuned on).
+pub fn deploy(m: &Matrix) -> Result<(Selector, Choice)> {
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    scheme(true).fit(m, &all, DEPLOY_K)
+}
