@@ -1,0 +1,387 @@
+//! BEAST's space: the parameters' value sets and the constraints of its three levels
+//! (algorithm, software, hardware), with the quantities they read.
+
+use tune::backend::DeviceInfo;
+use tune::{Bound, Config, Param, Result, Space, SpaceBuilder};
+
+use super::slot::*;
+use super::{Language, Layer, Pass, Target};
+
+/// How many of BEAST's constraint levels a space applies (each includes the ones before).
+#[derive(Clone, Copy, Debug, PartialEq, Eq, PartialOrd, Ord)]
+pub enum Levels {
+    /// No constraint: the Cartesian product (only counted, never built).
+    None,
+    /// Algorithm: tiles are multiples of the thread dimensions and load evenly.
+    Algorithm,
+    /// Software: the tiles divide the layer.
+    Software,
+    /// Hardware: the device's work-group size, registers, local memory and occupancy.
+    Hardware,
+}
+
+/// The largest `BK`: the filters' rows are padded to a multiple of it.
+pub(super) const MAX_BK: usize = 32;
+
+/// The workspace of a split reduction (`SPLITK` partial tiles per output tile) stays within
+/// this many bytes: the evaluator restores every buffer before each configuration.
+pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
+
+/// The value sets of the parameters (the Cartesian product's factors), in slot order.
+/// Backward-filter has only the filters' order, FLAYOUT 0 (its A tile is the output
+/// gradient, read along the reduction) and no offset table, and splits its long reduction
+/// (batch x pixels) over up to 64 work-groups: its output has few tiles (AlexNet L2's
+/// 192 x 1600 is 39 tiles of 64 x 128 for 132 compute units).
+fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
+    let backward = pass == Pass::BackwardFilter;
+    let pick = |forward: Vec<usize>, bwd: Vec<usize>| if backward { bwd } else { forward };
+    let mut d = vec![
+        // 48 and 96: out channels of 96, 192, 384 (AlexNet's) in 1, 2 or 4 tiles' worth
+        // of work-groups where 64 or 128 leave few tiles.
+        ("BM", vec![16, 32, 48, 64, 96, 128, 256]),
+        ("BN", vec![16, 32, 64, 128, 256]),
+        ("BK", vec![4, 8, 16, MAX_BK]),
+        ("MDIM", vec![2, 4, 8, 16, 32]),
+        ("NDIM", vec![2, 4, 8, 16, 32]),
+        ("VS", vec![1, 2, 4]),
+        ("DB", vec![0, 1]),
+        ("PADA", vec![0, 4]),
+        ("PADB", vec![0, 4]),
+        ("UNR", vec![0, 1]),
+        ("FLAYOUT", pick(vec![0, 1], vec![0])),
+        ("KORDER", pick(vec![0, 1], vec![0])),
+        ("VA", vec![1, 4]),
+        ("VB", vec![1, 2, 4]),
+        ("I32", vec![0, 1]),
+        ("PRE", pick(vec![0, 1], vec![0])),
+        (
+            "SPLITK",
+            pick(vec![1, 2, 3, 4], vec![1, 2, 4, 8, 16, 32, 64]),
+        ),
+        ("LCOLS", vec![0, 8, 16]),
+    ];
+    if language == Language::Cuda {
+        d.push(("MINB", vec![1, 2]));
+    }
+    d
+}
+
+/// The size of the unconstrained space: the product of the value sets.
+pub fn cartesian(language: Language) -> u128 {
+    domains(language, Pass::Forward)
+        .iter()
+        .map(|(_, v)| v.len() as u128)
+        .product()
+}
+
+/// A configuration's derived quantities, from its bound parameters.
+#[derive(Clone, Copy, Debug)]
+pub struct Derived {
+    /// Work-items per work-group.
+    pub nt: usize,
+    /// Out channels per work-item.
+    pub tm: usize,
+    /// Pixels per work-item.
+    pub tn: usize,
+    /// Pixels a work-item gathers the input of (`VB` side by side, in `NPX / VB` groups).
+    pub npx: usize,
+    /// Local memory per work-group, bytes: the tiles, and with `PRE` the table of gather
+    /// offsets (one int per reduction index, rounded up to `BK`).
+    pub local_bytes: usize,
+    /// Registers per work-item, estimated: accumulators, the operands of one k step, the
+    /// next tile's loads, 3 per gathered pixel (window start, base) and 32 for loop
+    /// counters, bases and addresses. NVRTC 13 for sm_90 used 213 for 64 x 128 tiles of
+    /// 8 x 8 where this says 139, and the SGEMM case's 64 x 256 tiles of 16 x 8 compile
+    /// without spills where this says 227: an estimate that prunes only the clearly
+    /// hopeless (over 255), the compiled kernel is checked again.
+    pub registers: usize,
+}
+
+/// The derived quantities of values `v` (slot order, up to `PRE`) on a layer whose
+/// reduction is `crs` long.
+pub fn derived(v: &[usize], crs: usize) -> Derived {
+    let (bm, bn, bk, mdim, ndim) = (v[BM], v[BN], v[BK], v[MDIM], v[NDIM]);
+    let nt = mdim * ndim;
+    let (tm, tn) = (bm / mdim.max(1), bn / ndim.max(1));
+    let vb = v[VB].max(1);
+    let bcols = load_columns(v).max(1);
+    let npx = (bn / (bcols * vb)) * vb;
+    let nbuf = v[DB] + 1;
+    let table = match (v[KORDER], v[PRE]) {
+        (0, 1) => 4 * crs.div_ceil(bk.max(1)) * bk,
+        _ => 0,
+    };
+    let local_bytes = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table;
+    let loads = (bm * bk + bk * bn) / nt.max(1);
+    let registers = tm * tn + tm + tn + loads + 3 * npx + 32;
+    Derived {
+        nt,
+        tm,
+        tn,
+        npx,
+        local_bytes,
+        registers,
+    }
+}
+
+/// The values of `slots` (the others 0), which the constraint must declare.
+fn values(b: &Bound, slots: &[usize]) -> Vec<usize> {
+    let mut v = vec![0; MINB + 1];
+    for &s in slots {
+        v[s] = b.get::<usize>(s);
+    }
+    v
+}
+
+/// The work-items loading one row of the B tile: `LCOLS`, or with 0 as many as fit (all
+/// of the work-group or the row's BN / VB groups).
+fn load_columns(v: &[usize]) -> usize {
+    match v[LCOLS] {
+        0 => (v[MDIM] * v[NDIM]).min(v[BN] / v[VB].max(1)),
+        w => w,
+    }
+}
+
+/// Algorithm: work-item tiles, vector groups and even loads of both tiles (reads `BM` to
+/// `VS`, `FLAYOUT`, `VA` and `VB`).
+fn algorithm_ok(v: &[usize]) -> bool {
+    let d = derived(v, 0);
+    let (bm, bn, bk, va, vb) = (v[BM], v[BN], v[BK], v[VA], v[VB]);
+    // The B tile's BN / VB columns load in rows of `w` work-items, NT / w rows at a time.
+    let cols = bn / vb;
+    let w = load_columns(v);
+    let b_loads = w > 0 && w <= cols && cols % w == 0 && d.nt % w == 0 && bk % (d.nt / w) == 0;
+    // A vector of VA runs along the out channels (FLAYOUT 1) or the reduction (FLAYOUT 0).
+    let a_vectors = match v[FLAYOUT] {
+        1 => bm % va == 0,
+        _ => bk % va == 0,
+    };
+    bm % v[MDIM] == 0
+        && bn % v[NDIM] == 0
+        && d.tm % v[VS] == 0
+        && d.tn % v[VS] == 0
+        && (bm * bk) % (d.nt * va) == 0
+        && bm * bk >= d.nt * va
+        && a_vectors
+        && bn % vb == 0
+        && b_loads
+}
+
+/// Hardware: the device's limits and BEAST's 2 work-groups per compute unit. Limits the
+/// device does not report are typical GPU values: 1024 work-items, 48 KiB of local memory.
+fn hardware_ok(
+    v: &[usize],
+    crs: usize,
+    dev: &DeviceInfo,
+    language: Language,
+    minb: Option<usize>,
+) -> bool {
+    let d = derived(v, crs);
+    let max_wg = match dev.max_work_group_size {
+        0 => 1024,
+        n => n.min(1024),
+    };
+    // Tiles over 48 KiB do not pay off on CPUs (which report megabytes).
+    let local = match dev.local_mem_bytes {
+        0 => 48 * 1024,
+        n if language == Language::OpenCl => n.min(64 * 1024),
+        n => n,
+    };
+    let warp = (dev.warp_width as usize).max(1);
+    let occupancy = dev
+        .work_groups_per_cu(d.nt, Some(d.registers), d.local_bytes)
+        .map_or(2, |o| o.work_groups as usize);
+    d.nt <= max_wg
+        && d.nt % warp == 0
+        && d.registers <= 255
+        && (dev.registers_per_work_group == 0
+            || d.registers * d.nt <= dev.registers_per_work_group as usize)
+        && d.local_bytes <= local
+        && occupancy >= 2.max(minb.unwrap_or(1))
+}
+
+/// Whether `config` (of a space of this case on `target`, at any level) passes the
+/// hardware level: what the post-compilation checks would see if the space did not prune.
+pub fn hardware_allows(layer: &Layer, target: &Target, config: &Config) -> bool {
+    let minb = (target.language == Language::Cuda).then(|| config.get::<usize>(MINB));
+    hardware_ok(
+        &config_values(config),
+        layer.crs(),
+        &target.device,
+        target.language,
+        minb,
+    )
+}
+
+/// The values of a configuration's slots (all but `MINB`).
+pub(super) fn config_values(config: &Config) -> Vec<usize> {
+    (0..MINB).map(|s| config.get::<usize>(s)).collect()
+}
+
+/// Whether every tensor of `layer` has fewer than 2^31 elements (32-bit offsets, `I32`).
+pub fn fits_i32(layer: &Layer) -> bool {
+    let limit = 1usize << 31;
+    layer.nb * layer.c * layer.h * layer.w < limit
+        && layer.ko * layer.npq() < limit
+        && layer.ko * layer.crs() < limit
+}
+
+/// Whether a reduction split in `splitk` slices of whole k steps of `bk` leaves none empty.
+pub fn split_fits(crs: usize, bk: usize, splitk: usize) -> bool {
+    let steps = crs.div_ceil(bk.max(1));
+    let per_slice = steps.div_ceil(splitk.max(1));
+    (splitk.max(1) - 1) * per_slice < steps
+}
+
+/// The largest `SPLITK` of `pass` whose workspace (`SPLITK` partial outputs, in whole
+/// tiles) fits [`SPLIT_WORKSPACE_BYTES`].
+pub fn max_split(layer: &Layer, pass: Pass) -> usize {
+    let largest = match pass {
+        Pass::Forward => 4,
+        Pass::BackwardFilter => 64,
+    };
+    let outputs = workspace_per_split(layer, pass);
+    (1..=largest)
+        .rev()
+        .find(|&k| k * outputs * 4 <= SPLIT_WORKSPACE_BYTES)
+        .unwrap_or(1)
+}
+
+/// The workspace of one slice: the outputs in whole tiles of up to 256 columns.
+pub(super) fn workspace_per_split(layer: &Layer, pass: Pass) -> usize {
+    layer.ko * pass.columns(layer, 256)
+}
+
+/// Whether `PRE`'s packed table entry (offset << 8 | r << 4 | s) holds `layer`'s offsets
+/// and taps.
+pub fn fits_packed_offsets(layer: &Layer) -> bool {
+    layer.r <= 16
+        && layer.s <= 16
+        && layer.c * layer.h * layer.w + layer.r * layer.w + layer.s < 1 << 23
+}
+
+/// The space of `layer` on `target` with the constraints of `levels`.
+///
+/// # Errors
+/// As [`SpaceBuilder::build`] (an empty space names the constraints that empty it).
+pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
+    space_for(layer, target, levels, Pass::Forward)
+}
+
+/// The space of `pass` on `layer` ([`space`] for the forward pass).
+///
+/// # Errors
+/// As [`SpaceBuilder::build`].
+pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> Result<Space> {
+    let language = target.language;
+    let backward = pass == Pass::BackwardFilter;
+    let (klen, pq) = (pass.reduction(layer), layer.p() * layer.q());
+    let dev = target.device.clone();
+    let l = *layer;
+    let (ko, npq, channels, crs) = (l.ko, l.npq(), l.c, l.crs());
+    let alg = levels >= Levels::Algorithm;
+    let soft = levels >= Levels::Software;
+    let hw = levels >= Levels::Hardware;
+    let mut b = SpaceBuilder::new();
+    for (name, vals) in domains(language, pass) {
+        b = b.param(Param::<usize>::values(name, vals));
+    }
+    let upto = |last: usize| (0..=last).collect::<Vec<usize>>();
+    // What the hardware level reads (the tiles, the gathered pixels and the offset
+    // table): the fewer, the smaller the joint enumeration that builds the space.
+    let mut hardware_reads = upto(PADB);
+    hardware_reads.extend([KORDER, VB, PRE, LCOLS]);
+    let mut tiles = upto(VS);
+    tiles.extend([FLAYOUT, VA, VB, LCOLS]);
+    b = b
+        .constraint(&upto(NDIM), move |b| {
+            !alg || {
+                let v = values(b, &upto(NDIM));
+                v[BM] % v[MDIM] == 0 && (v[BM] * v[BK]) % (v[MDIM] * v[NDIM]) == 0
+            }
+        })
+        .label("algorithm: MDIM divides BM, the filter tile loads evenly")
+        .constraint(&tiles.clone(), move |b| {
+            !alg || algorithm_ok(&values(b, &tiles))
+        })
+        .label(
+            "algorithm: NDIM divides BN, VS divides TM and TN, both tiles load evenly in \
+             vectors of VA and VB",
+        )
+        .constraint(&[KORDER, LCOLS], move |b| {
+            !alg || backward || b.get::<usize>(LCOLS) == 0 || b.get::<usize>(KORDER) == 0
+        })
+        .label(
+            "algorithm: narrower load rows (LCOLS) only where consecutive rows are neighbouring \
+             taps (the filters' order) or pixels (backward-filter)",
+        )
+        .constraint(&[KORDER, PRE], move |b| {
+            !alg || b.get::<usize>(PRE) == 0 || b.get::<usize>(KORDER) == 0
+        })
+        .label("algorithm: precomputed offsets (PRE=1) only in the filters' order (KORDER=0)")
+        .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
+        .label("software: BM divides the out channels")
+        .constraint(&[BN], move |b| {
+            !soft || backward || npq % b.get::<usize>(BN) == 0
+        })
+        .label("software: BN divides batch x output pixels (forward)")
+        .constraint(&[BK], move |b| {
+            !soft || !backward || klen % b.get::<usize>(BK) == 0
+        })
+        .label("software: BK divides batch x output pixels (backward-filter's reduction)")
+        .constraint(&[BK, KORDER], move |b| {
+            !soft || b.get::<usize>(KORDER) == 0 || channels % b.get::<usize>(BK) == 0
+        })
+        .label("software: channels innermost (KORDER=1) only where BK divides the channels")
+        .constraint(&[FLAYOUT, VA], move |b| {
+            let wide = b.get::<usize>(VA);
+            // 16-byte aligned vectors: rows of KO (FLAYOUT 1) or of the padded reduction
+            // (FLAYOUT 0) floats; backward, an image's output pixels.
+            let row = if backward {
+                pq
+            } else if b.get::<usize>(FLAYOUT) == 1 {
+                ko
+            } else {
+                l.crs_padded()
+            };
+            !soft || row % wide == 0
+        })
+        .label("software: filter vectors (VA) aligned: VA divides the filter rows")
+        .constraint(&[BK, SPLITK], move |b| {
+            let k = b.get::<usize>(SPLITK);
+            !soft || k == 1 || (k <= max_split(&l, pass) && split_fits(klen, b.get(BK), k))
+        })
+        .label("software: a split reduction (SPLITK) leaves no slice empty and its workspace fits")
+        .constraint(&[I32], move |b| {
+            !soft || b.get::<usize>(I32) == 0 || fits_i32(&l)
+        })
+        .label("software: 32-bit offsets (I32=1) only where every tensor has under 2^31 elements")
+        .constraint(&[PRE], move |b| {
+            !soft || b.get::<usize>(PRE) == 0 || fits_packed_offsets(&l)
+        })
+        .label(
+            "software: precomputed offsets (PRE=1) only where they pack in 23 bits and taps in 4",
+        )
+        .constraint(&hardware_reads.clone(), {
+            let dev = dev.clone();
+            let reads = hardware_reads.clone();
+            move |b| !hw || hardware_ok(&values(b, &reads), crs, &dev, language, None)
+        })
+        .label("hardware: work-group size, registers, local memory, 2 work-groups per unit");
+    if language == Language::Cuda {
+        let mut reads = hardware_reads.clone();
+        reads.push(MINB);
+        b = b
+            .constraint(&reads, move |b| {
+                !hw || hardware_ok(
+                    &values(b, &hardware_reads),
+                    crs,
+                    &dev,
+                    language,
+                    Some(b.get(MINB)),
+                )
+            })
+            .label("hardware: MINB blocks fit on a multiprocessor");
+    }
+    b.build()
+}
