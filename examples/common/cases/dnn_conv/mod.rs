@@ -33,8 +33,8 @@ pub use host::{flip_filters, host_conv, host_conv_backward_data, host_conv_backw
 pub use layer::{Layer, Pass, ALEXNET, VGG16};
 #[allow(unused_imports)]
 pub use space::{
-    cartesian, derived, fits_i32, fits_packed_offsets, hardware_allows, max_split, space,
-    space_for, split_fits, Derived, Levels, SPLIT_WORKSPACE_BYTES,
+    cartesian, derived, fits_i32, fits_packed_offsets, hardware_allows, max_split, patch_bytes,
+    pixel_tiles, space, space_for, split_fits, Derived, Levels, SPLIT_WORKSPACE_BYTES,
 };
 
 use tune::backend::KernelSpec;
@@ -63,8 +63,9 @@ pub mod slot {
     pub const PRE: usize = 15;
     pub const SPLITK: usize = 16;
     pub const LCOLS: usize = 17;
+    pub const PATCH: usize = 18;
     /// CUDA only.
-    pub const MINB: usize = 18;
+    pub const MINB: usize = 19;
 }
 
 /// How the outputs are validated.

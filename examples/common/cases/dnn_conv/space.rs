@@ -59,6 +59,9 @@ fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
             pick(vec![1, 2, 3, 4], vec![1, 2, 4, 8, 16, 32, 64]),
         ),
         ("LCOLS", vec![0, 8, 16]),
+        // Output tiles of BN / PATCH x PATCH pixels of one image whose input patch is staged
+        // in local memory once (0: BN consecutive pixels gathered from global memory).
+        ("PATCH", pick(vec![0, 8, 16, 32], vec![0])),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -85,8 +88,9 @@ pub struct Derived {
     pub tn: usize,
     /// Pixels a work-item gathers the input of (`VB` side by side, in `NPX / VB` groups).
     pub npx: usize,
-    /// Local memory per work-group, bytes: the tiles, and with `PRE` the table of gather
-    /// offsets (one int per reduction index, rounded up to `BK`).
+    /// Local memory per work-group, bytes: the tiles, with `PRE` the table of gather
+    /// offsets (one int per reduction index, rounded up to `BK`), and with `PATCH` the
+    /// staged input patch.
     pub local_bytes: usize,
     /// Registers per work-item, estimated: accumulators, the operands of one k step, the
     /// next tile's loads, 3 per gathered pixel (window start, base) and 32 for loop
@@ -97,9 +101,9 @@ pub struct Derived {
     pub registers: usize,
 }
 
-/// The derived quantities of values `v` (slot order, up to `PRE`) on a layer whose
-/// reduction is `crs` long.
-pub fn derived(v: &[usize], crs: usize) -> Derived {
+/// The derived quantities of values `v` (slot order, up to `PATCH`) on `layer`.
+pub fn derived(v: &[usize], layer: &Layer) -> Derived {
+    let crs = layer.crs();
     let (bm, bn, bk, mdim, ndim) = (v[BM], v[BN], v[BK], v[MDIM], v[NDIM]);
     let nt = mdim * ndim;
     let (tm, tn) = (bm / mdim.max(1), bn / ndim.max(1));
@@ -111,7 +115,7 @@ pub fn derived(v: &[usize], crs: usize) -> Derived {
         (0, 1) => 4 * crs.div_ceil(bk.max(1)) * bk,
         _ => 0,
     };
-    let local_bytes = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table;
+    let local_bytes = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table + patch_bytes(v, layer);
     let loads = (bm * bk + bk * bn) / nt.max(1);
     let registers = tm * tn + tm + tn + loads + 3 * npx + 32;
     Derived {
@@ -121,6 +125,34 @@ pub fn derived(v: &[usize], crs: usize) -> Derived {
         npx,
         local_bytes,
         registers,
+    }
+}
+
+/// The input patch of a `PATCH` tile in local memory, bytes (0 without): for each channel,
+/// the `(TH - 1) * SU + R` input rows under `TH = BN / PATCH` output rows, each split by
+/// the column's phase modulo `SV` into `SV` runs of `PATCH - 1 + ceil(S / SV)` (so that
+/// neighbouring output pixels read neighbouring words at any stride).
+pub fn patch_bytes(v: &[usize], layer: &Layer) -> usize {
+    let tw = v[PATCH];
+    if tw == 0 || v[BN] < tw {
+        return 0;
+    }
+    let th = v[BN] / tw;
+    let rows = (th - 1) * layer.su + layer.r;
+    let cols = tw - 1 + layer.s.div_ceil(layer.sv);
+    4 * layer.c * rows * layer.sv * cols
+}
+
+/// The forward pass's tiles of `bn` output pixels: runs of consecutive pixels (`patch` 0),
+/// or `bn / patch` rows of `patch` pixels of one image, covering it with the last row and
+/// column of tiles partly outside.
+pub fn pixel_tiles(layer: &Layer, bn: usize, patch: usize) -> usize {
+    match patch {
+        0 => layer.npq() / bn.max(1),
+        tw => {
+            let th = (bn / tw).max(1);
+            layer.nb * layer.p().div_ceil(th) * layer.q().div_ceil(tw)
+        }
     }
 }
 
@@ -145,12 +177,13 @@ fn load_columns(v: &[usize]) -> usize {
 /// Algorithm: work-item tiles, vector groups and even loads of both tiles (reads `BM` to
 /// `VS`, `FLAYOUT`, `VA` and `VB`).
 fn algorithm_ok(v: &[usize]) -> bool {
-    let d = derived(v, 0);
     let (bm, bn, bk, va, vb) = (v[BM], v[BN], v[BK], v[VA], v[VB]);
+    let nt = v[MDIM] * v[NDIM];
+    let (tm, tn) = (bm / v[MDIM].max(1), bn / v[NDIM].max(1));
     // The B tile's BN / VB columns load in rows of `w` work-items, NT / w rows at a time.
     let cols = bn / vb;
     let w = load_columns(v);
-    let b_loads = w > 0 && w <= cols && cols % w == 0 && d.nt % w == 0 && bk % (d.nt / w) == 0;
+    let b_loads = w > 0 && w <= cols && cols % w == 0 && nt % w == 0 && bk % (nt / w) == 0;
     // A vector of VA runs along the out channels (FLAYOUT 1) or the reduction (FLAYOUT 0).
     let a_vectors = match v[FLAYOUT] {
         1 => bm % va == 0,
@@ -158,10 +191,10 @@ fn algorithm_ok(v: &[usize]) -> bool {
     };
     bm % v[MDIM] == 0
         && bn % v[NDIM] == 0
-        && d.tm % v[VS] == 0
-        && d.tn % v[VS] == 0
-        && (bm * bk) % (d.nt * va) == 0
-        && bm * bk >= d.nt * va
+        && tm % v[VS] == 0
+        && tn % v[VS] == 0
+        && (bm * bk) % (nt * va) == 0
+        && bm * bk >= nt * va
         && a_vectors
         && bn % vb == 0
         && b_loads
@@ -171,12 +204,12 @@ fn algorithm_ok(v: &[usize]) -> bool {
 /// device does not report are typical GPU values: 1024 work-items, 48 KiB of local memory.
 fn hardware_ok(
     v: &[usize],
-    crs: usize,
+    layer: &Layer,
     dev: &DeviceInfo,
     language: Language,
     minb: Option<usize>,
 ) -> bool {
-    let d = derived(v, crs);
+    let d = derived(v, layer);
     let max_wg = match dev.max_work_group_size {
         0 => 1024,
         n => n.min(1024),
@@ -206,7 +239,7 @@ pub fn hardware_allows(layer: &Layer, target: &Target, config: &Config) -> bool 
     let minb = (target.language == Language::Cuda).then(|| config.get::<usize>(MINB));
     hardware_ok(
         &config_values(config),
-        layer.crs(),
+        layer,
         &target.device,
         target.language,
         minb,
@@ -278,7 +311,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     let (klen, pq) = (pass.reduction(layer), layer.p() * layer.q());
     let dev = target.device.clone();
     let l = *layer;
-    let (ko, npq, channels, crs) = (l.ko, l.npq(), l.c, l.crs());
+    let (ko, npq, channels, p, q) = (l.ko, l.npq(), l.c, l.p(), l.q());
     let alg = levels >= Levels::Algorithm;
     let soft = levels >= Levels::Software;
     let hw = levels >= Levels::Hardware;
@@ -290,7 +323,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     // What the hardware level reads (the tiles, the gathered pixels and the offset
     // table): the fewer, the smaller the joint enumeration that builds the space.
     let mut hardware_reads = upto(PADB);
-    hardware_reads.extend([KORDER, VB, PRE, LCOLS]);
+    hardware_reads.extend([KORDER, VB, PRE, LCOLS, PATCH]);
     let mut tiles = upto(VS);
     tiles.extend([FLAYOUT, VA, VB, LCOLS]);
     b = b
@@ -319,12 +352,36 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
             !alg || b.get::<usize>(PRE) == 0 || b.get::<usize>(KORDER) == 0
         })
         .label("algorithm: precomputed offsets (PRE=1) only in the filters' order (KORDER=0)")
+        .constraint(&[BN, KORDER, PRE, PATCH], move |b| {
+            let tw = b.get::<usize>(PATCH);
+            !alg || tw == 0
+                || (b.get::<usize>(BN) % tw == 0
+                    && b.get::<usize>(KORDER) == 0
+                    && b.get::<usize>(PRE) == 1)
+        })
+        .label(
+            "algorithm: a staged patch (PATCH) tiles BN pixels as BN / PATCH rows of PATCH and \
+             reads it through the offset table (the filters' order, PRE=1)",
+        )
         .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
         .label("software: BM divides the out channels")
-        .constraint(&[BN], move |b| {
-            !soft || backward || npq % b.get::<usize>(BN) == 0
+        .constraint(&[BN, PATCH], move |b| {
+            let (bn, tw) = (b.get::<usize>(BN), b.get::<usize>(PATCH));
+            !soft
+                || backward
+                || match tw {
+                    0 => npq % bn == 0,
+                    _ => tw <= q.next_power_of_two() && bn / tw <= p.next_power_of_two(),
+                }
         })
-        .label("software: BN divides batch x output pixels (forward)")
+        .label(
+            "software: BN divides batch x output pixels (forward), or a patch tile is no larger \
+             than the image rounded up to powers of 2",
+        )
+        .constraint(&[SPLITK, PATCH], move |b| {
+            !soft || b.get::<usize>(PATCH) == 0 || b.get::<usize>(SPLITK) == 1
+        })
+        .label("software: a staged patch (PATCH) only unsplit (its tiles fill the device)")
         .constraint(&[BK], move |b| {
             !soft || !backward || klen % b.get::<usize>(BK) == 0
         })
@@ -365,7 +422,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
         .constraint(&hardware_reads.clone(), {
             let dev = dev.clone();
             let reads = hardware_reads.clone();
-            move |b| !hw || hardware_ok(&values(b, &reads), crs, &dev, language, None)
+            move |b| !hw || hardware_ok(&values(b, &reads), &l, &dev, language, None)
         })
         .label("hardware: work-group size, registers, local memory, 2 work-groups per unit");
     if language == Language::Cuda {
@@ -375,7 +432,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
             .constraint(&reads, move |b| {
                 !hw || hardware_ok(
                     &values(b, &hardware_reads),
-                    crs,
+                    &l,
                     &dev,
                     language,
                     Some(b.get(MINB)),

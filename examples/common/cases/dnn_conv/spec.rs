@@ -8,7 +8,7 @@ use tune::{Config, Result};
 
 use super::host::{host_conv, host_conv_backward_filter};
 use super::slot::*;
-use super::space::{config_values, derived, max_split, workspace_per_split};
+use super::space::{config_values, derived, max_split, pixel_tiles, workspace_per_split};
 use super::{Check, DnnConv, Language, Layer, Pass, Study, Target};
 
 impl DnnConv {
@@ -36,7 +36,8 @@ impl DnnConv {
         let workspace = if split > 1 { split * outputs } else { 1 };
         let tiles = l.ko.div_ceil(16) * l.npq().div_ceil(16);
         let groups = move |c: &Config| {
-            c.get::<usize>(SPLITK) * (l.ko / c.get::<usize>(BM)) * (l.npq() / c.get::<usize>(BN))
+            let tiles = pixel_tiles(&l, c.get(BN), c.get(PATCH));
+            c.get::<usize>(SPLITK) * (l.ko / c.get::<usize>(BM)) * tiles
         };
         let mut spec = KernelSpec::new(source, "dnn_conv");
         for (name, value) in l.defines() {
@@ -59,7 +60,7 @@ impl DnnConv {
             .buffer(BufferArg::from_vec(rsck))
             .buffer(BufferArg::zeros::<f32>(workspace))
             .buffer(BufferArg::zeros::<u32>(tiles))
-            .local_buffer::<f32>(move |c| derived(&config_values(c), l.crs()).local_bytes / 4)
+            .local_buffer::<f32>(move |c| derived(&config_values(c), &l).local_bytes / 4)
             .warmups(1)
             .repetitions(5)
             .compile_time_limit(Duration::from_secs(60))
@@ -136,7 +137,7 @@ impl DnnConv {
             .buffer(BufferArg::zeros::<f32>(1))
             .buffer(BufferArg::zeros::<f32>(split * per_split))
             .buffer(BufferArg::zeros::<u32>(tiles))
-            .local_buffer::<f32>(move |c| derived(&config_values(c), l.crs()).local_bytes / 4)
+            .local_buffer::<f32>(move |c| derived(&config_values(c), &l).local_bytes / 4)
             .warmups(1)
             .repetitions(5)
             .compile_time_limit(Duration::from_secs(60))

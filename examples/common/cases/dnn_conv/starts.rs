@@ -15,8 +15,11 @@ impl DnnConv {
         // run; then the first with its reduction split in 2 and 3 (SPLITK), with
         // 96-channel tiles, with one gathered pixel per work-item in a row (VB=1) and, in the
         // filters' order, narrower load rows (LCOLS), so that a short search measures the
-        // new parameters on every layer. Each where it fits this layer: channels innermost where they divide, else
-        // in the filters' order with the precomputed offsets.
+        // new parameters on every layer; then, where the channels are few (the filters'
+        // order), output tiles of 8 x 8, 16 x 8 and 8 x 16 pixels whose input patch is staged
+        // in local memory (PATCH), with 64 or 128 work-items. Each where it fits this layer:
+        // channels innermost where they divide, else in the filters' order with the
+        // precomputed offsets.
         let base = [
             ("BM", 64),
             ("BN", 128),
@@ -35,9 +38,10 @@ impl DnnConv {
             ("PRE", 1),
             ("SPLITK", 1),
             ("LCOLS", 0),
+            ("PATCH", 0),
             ("MINB", 2),
         ];
-        let shapes: [&[(&str, i64)]; 9] = [
+        let shapes: [&[(&str, i64)]; 14] = [
             &[],
             &[("BN", 256), ("MDIM", 4), ("NDIM", 32)],
             &[("VA", 1), ("VB", 1), ("I32", 0), ("PRE", 0)],
@@ -51,14 +55,23 @@ impl DnnConv {
             // neighbouring taps of 8 or 16 pixels, sharing their sectors.
             &[("VB", 1), ("LCOLS", 8)],
             &[("VB", 1), ("LCOLS", 16)],
+            // The staged patch: 64-pixel tiles (8 x 8: AlexNet L1's 55 x 55 in 7 x 7 tiles)
+            // of 8 x 8 or 8 x 4 per work-item, and 128-pixel tiles (16 x 8, 8 x 16).
+            &[("BN", 64), ("NDIM", 8), ("PATCH", 8)],
+            &[("BN", 64), ("NDIM", 16), ("PATCH", 8)],
+            &[("BN", 64), ("NDIM", 8), ("PATCH", 8), ("VB", 1)],
+            &[("PATCH", 8)],
+            &[("PATCH", 16)],
         ];
         // Where the channels can go innermost (BK=16 divides them), the filters' order is
-        // not the layer's start, nor are its load rows.
+        // not the layer's start, nor are its load rows or a staged patch.
         let channels_inner = self.layer.c % 16 == 0;
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
         shapes
             .iter()
-            .filter(|shape| !(channels_inner && shape.iter().any(|(n, _)| *n == "LCOLS")))
+            .filter(|shape| {
+                !(channels_inner && shape.iter().any(|(n, _)| *n == "LCOLS" || *n == "PATCH"))
+            })
             .filter_map(|shape| {
                 [1, 0].into_iter().find_map(|order| {
                     let given = base
@@ -104,6 +117,7 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
         ("PRE", 0),
         ("SPLITK", 16),
         ("LCOLS", 0),
+        ("PATCH", 0),
         ("MINB", 2),
     ];
     let shapes: [&[(&str, i64)]; 5] = [
