@@ -638,8 +638,10 @@ fn dnn_conv_splits_leave_no_slice_empty() {
     // AlexNet L4 and L5 (5.5 M outputs) split up to 4; VGG16 conv1_2 (411 M) does not.
     assert_eq!(max_split(&ALEXNET[3], Pass::Forward), 4);
     assert_eq!(max_split(&VGG16[1], Pass::Forward), 1);
-    // Backward-filter's outputs are the filters' gradient: small enough for 64 slices.
-    assert_eq!(max_split(&ALEXNET[1], Pass::BackwardFilter), 64);
+    // Backward-filter's outputs are the filters' gradient: small enough for 64 slices, and
+    // AlexNet L1's (64 x 363, where 64, session 4's largest, won) for 256.
+    assert!(max_split(&ALEXNET[1], Pass::BackwardFilter) >= 64);
+    assert_eq!(max_split(&ALEXNET[0], Pass::BackwardFilter), 256);
     assert!(max_split(&VGG16[8], Pass::BackwardFilter) < 64);
     for l in ALEXNET.iter().chain(&VGG16) {
         let k = max_split(l, Pass::Forward);

@@ -30,8 +30,9 @@ pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
 /// The value sets of the parameters (the Cartesian product's factors), in slot order.
 /// Backward-filter has only the filters' order, FLAYOUT 0 (its A tile is the output
 /// gradient, read along the reduction) and no offset table, and splits its long reduction
-/// (batch x pixels) over up to 64 work-groups: its output has few tiles (AlexNet L2's
-/// 192 x 1600 is 39 tiles of 64 x 128 for 132 compute units).
+/// (batch x pixels) over up to 256 work-groups: its output has few tiles (AlexNet L2's
+/// 192 x 1600 is 39 tiles of 64 x 128 for 132 compute units; L1's 64 x 363 is 12 of
+/// 16 x 128, and 64, the largest split session 4 offered, won there).
 fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
     let backward = pass == Pass::BackwardFilter;
     let pick = |forward: Vec<usize>, bwd: Vec<usize>| if backward { bwd } else { forward };
@@ -56,7 +57,7 @@ fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
         ("PRE", pick(vec![0, 1], vec![0])),
         (
             "SPLITK",
-            pick(vec![1, 2, 3, 4], vec![1, 2, 4, 8, 16, 32, 64]),
+            pick(vec![1, 2, 3, 4], vec![1, 2, 4, 8, 16, 32, 64, 128, 256]),
         ),
         ("LCOLS", vec![0, 8, 16]),
         // Output tiles of BN / PATCH x PATCH pixels of one image whose input patch is staged
@@ -271,7 +272,7 @@ pub fn split_fits(crs: usize, bk: usize, splitk: usize) -> bool {
 pub fn max_split(layer: &Layer, pass: Pass) -> usize {
     let largest = match pass {
         Pass::Forward => 4,
-        Pass::BackwardFilter => 64,
+        Pass::BackwardFilter => 256,
     };
     let outputs = workspace_per_split(layer, pass);
     (1..=largest)
