@@ -19,6 +19,8 @@
 #   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/alexnet-bwd.log $OUT/cudnn.tsv
 # Session 4: `f` (AlexNet with SPLITK and the new tiles, cuDNN forward/backward, pruning;
 # about 5 minutes) and `g` (backward-filter and backward-data; about 5 minutes).
+# Session 5: `h` (AlexNet L1 forward with the staged patch, backward-filter L1 with larger
+# splits; about 5 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -162,6 +164,35 @@ if wants g; then
   python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-g.log" | grep -E "SPLITK|LCOLS"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-bwf.log" "$OUT/alexnet-g.log" \
     "$OUT/alexnet-bwd.log" "$OUT/cudnn-g.tsv" 2>&1 | tee "$OUT/table-g.md"
+fi
+if wants h; then
+  # Session 5, first call (about 5 minutes): AlexNet L1 forward with the staged input patch
+  # (PATCH: 8 x 8, 16 x 8 and 8 x 16 output tiles among the starts), backward-filter L1 with
+  # splits up to 256, cuDNN's forward and backward-filter in the same call, and the GPU tests
+  # of the patch, the forward loads and backward-filter through NVRTC.
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-h.log"
+  echo "### GPU tests: the staged patch, the forward loads, backward-filter (TUNE_REQUIRE_CUDA=1)"
+  for f in dnn_conv_staged_patch_is_right dnn_conv_loads_and_offsets_are_right \
+    dnn_conv_backward_filter_is_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-h.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward and backward-filter"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py alexnet alexnet-bwd-filter |
+    tee "$OUT/cudnn-h.tsv"
+  echo "### AlexNet L1 forward, batch 128: 200 evaluations or 75 s, every evaluation validated"
+  timeout 120 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 200 \
+    --seconds 75 2>&1 | tee "$OUT/alexnet-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  echo "### AlexNet L1 backward-filter, batch 128: 120 evaluations or 40 s, every evaluation validated"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 \
+    --pass backward-filter --evals 120 --seconds 40 2>&1 | tee "$OUT/alexnet-l1-bwf.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|Error|error)"
+  echo "### which values won (best time with each value, as a multiple of the layer's best)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-h.log" |
+    grep -E "PATCH|SPLITK|BN|BM|VB|LCOLS"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-l1.log" "$OUT/alexnet-l1-bwf.log" \
+    "$OUT/cudnn-h.tsv" 2>&1 | tee "$OUT/table-h.md"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
