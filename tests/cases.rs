@@ -716,3 +716,25 @@ fn dnn_conv_passes_have_their_own_input_keys() {
     assert_ne!(forward.input(), backward.input());
     assert_eq!(forward.input(), ALEXNET[1].to_string());
 }
+
+/// The staged patch's tiles and local memory on AlexNet L1 (55 x 55 outputs, 11 x 11
+/// filters at stride 4): 8 x 8 tiles cover an image in 7 x 7, and the patch holds 39 input
+/// rows of 4 phases x 10 columns, padded to 42 words so that the next output row starts 8
+/// banks on (4 x 42 = 168 = 8 mod 32); 16 x 8 tiles in 4 x 7 with rows of 76 (4 x 18 + 4).
+#[test]
+fn dnn_conv_patch_tiles_and_bytes() {
+    use common::cases::dnn_conv::{patch_bytes, pixel_tiles, slot, ALEXNET};
+    let l1 = ALEXNET[0];
+    let mut v = vec![0; slot::MINB];
+    v[slot::BN] = 64;
+    v[slot::PATCH] = 8;
+    assert_eq!(pixel_tiles(&l1, 64, 8), 128 * 7 * 7);
+    assert_eq!(patch_bytes(&v, &l1), 4 * 3 * 39 * 42);
+    v[slot::BN] = 128;
+    v[slot::PATCH] = 16;
+    assert_eq!(pixel_tiles(&l1, 128, 16), 128 * 7 * 4);
+    assert_eq!(patch_bytes(&v, &l1), 4 * 3 * 39 * 76);
+    v[slot::PATCH] = 0;
+    assert_eq!(pixel_tiles(&l1, 128, 0), l1.npq() / 128);
+    assert_eq!(patch_bytes(&v, &l1), 0);
+}

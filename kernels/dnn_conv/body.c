@@ -93,10 +93,18 @@
 #define PTH (BN / PTW)
 #define TP ((P + PTH - 1) / PTH)
 #define TQ ((Q + PTW - 1) / PTW)
-// The staged patch: [C][PROWS][SV][PCOLS], the input column w0 + phase + SV * col.
+// The staged patch: [C][PROWS][PRS], a row holding SV runs of PCOLS (the input column
+// w0 + phase + SV * col at phase * PCOLS + col) and PPAD unused words, so that the tile's
+// next output row (SU input rows on) starts PTW banks on where that fits in 8 words: the
+// pixels of a warp's read then fall in different banks (unpadded, AlexNet L1's rows of
+// 4 x 10 words put 8 output rows of a column in one bank).
 #define PROWS ((PTH - 1) * SU + R)
 #define PCOLS (PTW - 1 + (S + SV - 1) / SV)
-#define PSIZE (C * PROWS * SV * PCOLS)
+#define PFIT(t) ((SU * (SV * PCOLS + (t))) % 32 == PTW % 32)
+#define PPAD (PFIT(0) ? 0 : PFIT(1) ? 1 : PFIT(2) ? 2 : PFIT(3) ? 3 : PFIT(4) ? 4 : \
+              PFIT(5) ? 5 : PFIT(6) ? 6 : PFIT(7) ? 7 : 0)
+#define PRS (SV * PCOLS + PPAD)
+#define PSIZE (C * PROWS * PRS)
 #endif
 // The GEMM's reduction length and columns.
 #if BWDF
@@ -221,7 +229,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         const int s = i % S;
 #if PATCH
         // The offset in the patch of tap (c, r, s) for the tile's first pixel; 0 past C*R*S.
-        ktab[i] = i < CRS ? ((c * PROWS + r) * SV + s % SV) * PCOLS + s / SV : 0;
+        ktab[i] = i < CRS ? (c * PROWS + r) * PRS + (s % SV) * PCOLS + s / SV : 0;
 #else
         ktab[i] = i < CRS ? (((c * H * W + r * W + s) << 8) | (r << 4) | s) : 0;
 #endif
@@ -234,13 +242,13 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         const int h0 = p0 * SU - PH;
         const int w0 = q0 * SV - PW;
         IN_PTR img = in + pn * C * H * W;
-        for (int i = tid; i < PSIZE; i += NT) {
+        for (int i = tid; i < C * PROWS * SV * PCOLS; i += NT) {
             const int dw = i % (SV * PCOLS);
             const int cr = i / (SV * PCOLS);  // c * PROWS + row
             const int h = h0 + cr % PROWS;
             const int w = w0 + dw;
             const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;
-            patch[(cr * SV + dw % SV) * PCOLS + dw / SV] =
+            patch[cr * PRS + (dw % SV) * PCOLS + dw / SV] =
                 inside ? LDG(img + (IDX)((cr / PROWS) * H + h) * W + w) : 0.0f;
         }
     }
@@ -269,7 +277,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     PRAGMA(unroll)
     for (int x = 0; x < NPX; ++x) {
         const int j = (col0 + (x / VB) * BCOLS) * VB + x % VB;
-        pix_off[x] = (j / PTW) * (SU * SV * PCOLS) + j % PTW;
+        pix_off[x] = (j / PTW) * (SU * PRS) + j % PTW;
     }
 #else
     // The pixels this work-item loads: where their windows start in the input.

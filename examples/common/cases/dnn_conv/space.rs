@@ -132,7 +132,8 @@ pub fn derived(v: &[usize], layer: &Layer) -> Derived {
 /// The input patch of a `PATCH` tile in local memory, bytes (0 without): for each channel,
 /// the `(TH - 1) * SU + R` input rows under `TH = BN / PATCH` output rows, each split by
 /// the column's phase modulo `SV` into `SV` runs of `PATCH - 1 + ceil(S / SV)` (so that
-/// neighbouring output pixels read neighbouring words at any stride).
+/// neighbouring output pixels read neighbouring words at any stride), padded by up to 7
+/// words so that the tile's next output row starts `PATCH` banks on (the kernel's PPAD).
 pub fn patch_bytes(v: &[usize], layer: &Layer) -> usize {
     let tw = v[PATCH];
     if tw == 0 || v[BN] < tw {
@@ -140,8 +141,11 @@ pub fn patch_bytes(v: &[usize], layer: &Layer) -> usize {
     }
     let th = v[BN] / tw;
     let rows = (th - 1) * layer.su + layer.r;
-    let cols = tw - 1 + layer.s.div_ceil(layer.sv);
-    4 * layer.c * rows * layer.sv * cols
+    let run = layer.sv * (tw - 1 + layer.s.div_ceil(layer.sv));
+    let pad = (0..8)
+        .find(|t| (layer.su * (run + t)) % 32 == tw % 32)
+        .unwrap_or(0);
+    4 * layer.c * rows * (run + pad)
 }
 
 /// The forward pass's tiles of `bn` output pixels: runs of consecutive pixels (`patch` 0),
