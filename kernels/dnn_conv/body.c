@@ -61,6 +61,9 @@
 //                reduction index's offset in the patch and a gathered element costs one local
 //                read and an add, with no bounds check (the patch is zero outside the image).
 //                Tiles past the image's last row or column compute and do not store.
+//   OSTAGE       (PATCH) 1: the output tile goes through local memory and is written by rows
+//                of consecutive pixels (a warp's stores then cover whole runs of a row
+//                instead of VS pixels of each of several rows); 0: from the registers
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
 // groups (PATCH: SPLITK * (KO/BM) * NB * ceil(P/TH) * ceil(Q/PATCH)); local memory
@@ -86,6 +89,9 @@
 #endif
 #ifndef PATCH
 #define PATCH 0
+#endif
+#ifndef OSTAGE
+#define OSTAGE 0
 #endif
 #if PATCH
 // The output tile: PTH x PTW pixels of one image; TP x TQ tiles per image.
@@ -523,6 +529,30 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
                 const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
                 out[(IDX)m * CRS + j] = acc[i][g * VS + jj];
             }
+        }
+    }
+#elif PATCH && OSTAGE
+    // Epilogue through local memory ([BM][BN + 1], over the tiles and the patch, which are
+    // read no more): consecutive work-items then write consecutive pixels of a tile's row.
+    SYNC();
+    {
+        LOCAL_PTR ot = smem;
+        PRAGMA(unroll)
+        for (int g = 0; g < TN / VS; ++g)
+            PRAGMA(unroll)
+            for (int jj = 0; jj < VS; ++jj)
+                PRAGMA(unroll)
+                for (int i = 0; i < TM; ++i)
+                    ot[((i / VS) * (MDIM * VS) + ty * VS + i % VS) * (BN + 1) + g * (NDIM * VS) +
+                       tx * VS + jj] = acc[i][g * VS + jj];
+        SYNC();
+        OUT_PTR base = out + (pn * KO + bm) * PQ;
+        for (int e = tid; e < BM * BN; e += NT) {
+            const int ml = e / BN;
+            const int j = e % BN;
+            const int p = p0 + j / PTW;
+            const int q = q0 + j % PTW;
+            if (p < P && q < Q) base[(IDX)ml * PQ + p * Q + q] = ot[ml * (BN + 1) + j];
         }
     }
 #elif PATCH

@@ -90,6 +90,7 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
         ("SPLITK", pick(&[2, 1, 3, 4], 2)),
         ("LCOLS", if korder == 0 { pick(&[8, 0, 16], 1) } else { 0 }),
         ("PATCH", 0),
+        ("OSTAGE", 0),
         ("MINB", 1),
     ]
     .into_iter()
@@ -229,6 +230,7 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
                 ("SPLITK", pick(&[1, 64, 16, 4, 2, 8, 32], 1)),
                 ("LCOLS", pick(&[0, 8, 16], 2)),
                 ("PATCH", 0),
+                ("OSTAGE", 0),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -256,7 +258,8 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
 }
 
 /// The staged patch (PATCH: tiles of BN / PATCH x PATCH output pixels of one image, their
-/// input staged in local memory once and read through the offset table) computes the
+/// input staged in local memory once and read through the offset table; the output tile
+/// from registers or by rows through local memory, OSTAGE) computes the
 /// convolution at strides 4, 2 and 1, odd and non-square filters, and tiles partly outside
 /// the image, with every load row width, vector width and staging (validated against the
 /// host's).
@@ -292,6 +295,7 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
                 ("SPLITK", 1),
                 ("LCOLS", pick(&[0, 8, 16], 3)),
                 ("PATCH", pick(&[8, 32, 16], 1)),
+                ("OSTAGE", pick(&[1, 0], 2)),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -307,6 +311,8 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
         ("PATCH", 8),
         ("PATCH", 16),
         ("PATCH", 32),
+        ("OSTAGE", 0),
+        ("OSTAGE", 1),
         ("VB", 1),
         ("VB", 4),
         ("VS", 1),

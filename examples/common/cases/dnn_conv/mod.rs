@@ -64,8 +64,9 @@ pub mod slot {
     pub const SPLITK: usize = 16;
     pub const LCOLS: usize = 17;
     pub const PATCH: usize = 18;
+    pub const OSTAGE: usize = 19;
     /// CUDA only.
-    pub const MINB: usize = 19;
+    pub const MINB: usize = 20;
 }
 
 /// How the outputs are validated.

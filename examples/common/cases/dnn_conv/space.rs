@@ -63,6 +63,8 @@ fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
         // Output tiles of BN / PATCH x PATCH pixels of one image whose input patch is staged
         // in local memory once (0: BN consecutive pixels gathered from global memory).
         ("PATCH", pick(vec![0, 8, 16, 32], vec![0])),
+        // With PATCH, the output tile written through local memory by rows.
+        ("OSTAGE", pick(vec![0, 1], vec![0])),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -102,7 +104,7 @@ pub struct Derived {
     pub registers: usize,
 }
 
-/// The derived quantities of values `v` (slot order, up to `PATCH`) on `layer`.
+/// The derived quantities of values `v` (slot order, up to `OSTAGE`) on `layer`.
 pub fn derived(v: &[usize], layer: &Layer) -> Derived {
     let crs = layer.crs();
     let (bm, bn, bk, mdim, ndim) = (v[BM], v[BN], v[BK], v[MDIM], v[NDIM]);
@@ -116,7 +118,10 @@ pub fn derived(v: &[usize], layer: &Layer) -> Derived {
         (0, 1) => 4 * crs.div_ceil(bk.max(1)) * bk,
         _ => 0,
     };
-    let local_bytes = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table + patch_bytes(v, layer);
+    let staged = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table + patch_bytes(v, layer);
+    // The output tile staged through local memory reuses it.
+    let output = if v[OSTAGE] == 1 { 4 * bm * (bn + 1) } else { 0 };
+    let local_bytes = staged.max(output);
     let loads = (bm * bk + bk * bn) / nt.max(1);
     let registers = tm * tn + tm + tn + loads + 3 * npx + 32;
     Derived {
@@ -328,7 +333,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     // What the hardware level reads (the tiles, the gathered pixels and the offset
     // table): the fewer, the smaller the joint enumeration that builds the space.
     let mut hardware_reads = upto(PADB);
-    hardware_reads.extend([KORDER, VB, PRE, LCOLS, PATCH]);
+    hardware_reads.extend([KORDER, VB, PRE, LCOLS, PATCH, OSTAGE]);
     let mut tiles = upto(VS);
     tiles.extend([FLAYOUT, VA, VB, LCOLS]);
     b = b
@@ -368,6 +373,10 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
             "algorithm: a staged patch (PATCH) tiles BN pixels as BN / PATCH rows of PATCH and \
              reads it through the offset table (the filters' order, PRE=1)",
         )
+        .constraint(&[PATCH, OSTAGE], move |b| {
+            !alg || b.get::<usize>(OSTAGE) == 0 || b.get::<usize>(PATCH) > 0
+        })
+        .label("algorithm: the output staged by rows (OSTAGE=1) only with a staged patch (PATCH)")
         .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
         .label("software: BM divides the out channels")
         .constraint(&[BN, PATCH], move |b| {

@@ -17,7 +17,8 @@ impl DnnConv {
         // filters' order, narrower load rows (LCOLS), so that a short search measures the
         // new parameters on every layer; then, where the channels are few (the filters'
         // order), output tiles of 8 x 8, 16 x 8 and 8 x 16 pixels whose input patch is staged
-        // in local memory (PATCH), with 64 or 128 work-items. Each where it fits this layer:
+        // in local memory (PATCH), with 64 or 128 work-items, with the output tile written
+        // from registers or by rows through local memory (OSTAGE). Each where it fits this layer:
         // channels innermost where they divide, else in the filters' order with the
         // precomputed offsets.
         let base = [
@@ -39,9 +40,10 @@ impl DnnConv {
             ("SPLITK", 1),
             ("LCOLS", 0),
             ("PATCH", 0),
+            ("OSTAGE", 0),
             ("MINB", 2),
         ];
-        let shapes: [&[(&str, i64)]; 14] = [
+        let shapes: [&[(&str, i64)]; 16] = [
             &[],
             &[("BN", 256), ("MDIM", 4), ("NDIM", 32)],
             &[("VA", 1), ("VB", 1), ("I32", 0), ("PRE", 0)],
@@ -62,6 +64,9 @@ impl DnnConv {
             &[("BN", 64), ("NDIM", 8), ("PATCH", 8), ("VB", 1)],
             &[("PATCH", 8)],
             &[("PATCH", 16)],
+            // And with the output tile written by rows through local memory.
+            &[("BN", 64), ("NDIM", 8), ("PATCH", 8), ("OSTAGE", 1)],
+            &[("BN", 64), ("NDIM", 16), ("PATCH", 8), ("OSTAGE", 1)],
         ];
         // Where the channels can go innermost (BK=16 divides them), the filters' order is
         // not the layer's start, nor are its load rows or a staged patch.
@@ -118,6 +123,7 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
         ("SPLITK", 16),
         ("LCOLS", 0),
         ("PATCH", 0),
+        ("OSTAGE", 0),
         ("MINB", 2),
     ];
     let shapes: [&[(&str, i64)]; 5] = [
