@@ -20,7 +20,8 @@
 # Session 4: `f` (AlexNet with SPLITK and the new tiles, cuDNN forward/backward, pruning;
 # about 5 minutes) and `g` (backward-filter and backward-data; about 5 minutes).
 # Session 5: `h` (AlexNet L1 forward with the staged patch, backward-filter L1 with larger
-# splits; about 5 minutes).
+# splits; about 5 minutes) and `i` (every AlexNet layer forward with cuDNN, h's winners
+# first: START=... START_BWF=...; about 5 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -193,6 +194,33 @@ if wants h; then
     grep -E "PATCH|SPLITK|BN|BM|VB|LCOLS"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-l1.log" "$OUT/alexnet-l1-bwf.log" \
     "$OUT/cudnn-h.tsv" 2>&1 | tee "$OUT/table-h.md"
+fi
+if wants i; then
+  # Session 5, second call (about 5 minutes): every AlexNet layer forward re-tuned with the
+  # kernel of one commit and cuDNN timed in the same call (the per-layer table), call h's
+  # winners measured first (START: L1 forward's, START_BWF: L1 backward-filter's, each
+  # `NAME=V,...` as the `best:` lines print them), and VGG16 conv1_1 (3 channels: the patch
+  # applies) validated once.
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-i.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward and backward-filter, VGG16 forward"
+  NVIDIA_TF32_OVERRIDE=0 timeout 80 python3 benches/gpu/cudnn_conv.py alexnet alexnet-bwd-filter vgg16 |
+    tee "$OUT/cudnn-i.tsv"
+  echo "### AlexNet forward, batch 128: 100 evaluations or 25 s per layer, every evaluation validated"
+  timeout 200 bash $R "$B/dnn_conv" --backend cuda --net alexnet --evals 100 --seconds 25 \
+    ${START:+--start "$START"} 2>&1 | tee "$OUT/alexnet-i.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  echo "### AlexNet L1 backward-filter, batch 128: 40 evaluations or 12 s, every evaluation validated"
+  timeout 45 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 \
+    --pass backward-filter --evals 40 --seconds 12 ${START_BWF:+--start "$START_BWF"} 2>&1 |
+    tee "$OUT/alexnet-l1-bwf-i.log" | grep -E "^(layer|tuned|best|time|re-measured|LAYER|Error|error)"
+  echo "### VGG16 conv1_1, batch 128: 40 evaluations or 15 s, the tuned one validated"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 40 \
+    --seconds 15 --validate best ${START:+--start "$START"} 2>&1 | tee "$OUT/vgg16-i.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-i.log" |
+    grep -E "PATCH|OSTAGE|SPLITK"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-i.log" "$OUT/alexnet-l1-bwf-i.log" \
+    "$OUT/vgg16-i.log" "$OUT/cudnn-i.tsv" 2>&1 | tee "$OUT/table-i.md"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
