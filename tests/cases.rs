@@ -734,6 +734,12 @@ fn dnn_conv_patch_tiles_and_bytes() {
     v[slot::PATCH] = 16;
     assert_eq!(pixel_tiles(&l1, 128, 16), 128 * 7 * 4);
     assert_eq!(patch_bytes(&v, &l1), 4 * 3 * 39 * 76);
+    // Runs of 128 pixels: 24 per image (3072 for 3025 pixels), spanning at most 4 output
+    // rows, so 23 input rows of 4 x 57 words, padded to 230 so that the next output row
+    // starts 24 banks on (4 x 230 = 920 = 24 mod 32; 55 = 23 mod 32, within SU = 4).
+    v[slot::PATCH] = 1;
+    assert_eq!(pixel_tiles(&l1, 128, 1), 128 * 24);
+    assert_eq!(patch_bytes(&v, &l1), 4 * 3 * 23 * 230);
     v[slot::PATCH] = 0;
     assert_eq!(pixel_tiles(&l1, 128, 0), l1.npq() / 128);
     assert_eq!(patch_bytes(&v, &l1), 0);

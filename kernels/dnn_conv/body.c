@@ -61,12 +61,17 @@
 //                reduction index's offset in the patch and a gathered element costs one local
 //                read and an add, with no bounds check (the patch is zero outside the image).
 //                Tiles past the image's last row or column compute and do not store.
+//                1: a tile is BN consecutive pixels of one image (ceil(P*Q/BN) tiles per
+//                image, the last partly past its end), its patch the full-width input rows
+//                under the NR output rows it spans (fewer pixels wasted where P and Q are
+//                not multiples of a tile's sides: AlexNet L1's 55 x 55).
 //   OSTAGE       (PATCH) 1: the output tile goes through local memory and is written by rows
 //                of consecutive pixels (a warp's stores then cover whole runs of a row
 //                instead of VS pixels of each of several rows); 0: from the registers
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
-// groups (PATCH: SPLITK * (KO/BM) * NB * ceil(P/TH) * ceil(Q/PATCH)); local memory
+// groups (PATCH: SPLITK * (KO/BM) * NB * ceil(P/TH) * ceil(Q/PATCH); PATCH 1:
+// SPLITK * (KO/BM) * NB * ceil(P*Q/BN)); local memory
 // (DB+1) * BK * (BM+PADA + BN+PADB) floats, KPAD ints more with PRE, and the patch with
 // PATCH (CUDA: dynamic shared memory; OpenCL: the local-memory argument).
 //
@@ -93,20 +98,37 @@
 #ifndef OSTAGE
 #define OSTAGE 0
 #endif
-#if PATCH
+#if PATCH == 1
+// The output tile: BN consecutive pixels of one image, over at most NR output rows; the
+// tile's pixel j at row PIX_ROW(j) of them and column PIX_COL(j).
+#define TPI ((PQ + BN - 1) / BN)
+#define NR ((BN + Q - 2) / Q + 1)
+#define PROWS ((NR - 1) * SU + R)
+#define PCOLS (Q - 1 + (S + SV - 1) / SV)
+#define PIX_ROW(j) ((g0 + (j)) / Q - p0)
+#define PIX_COL(j) ((g0 + (j)) % Q)
+#define PIX_IN(j) (g0 + (j) < PQ)
+#define PROW_LEN Q
+#elif PATCH
 // The output tile: PTH x PTW pixels of one image; TP x TQ tiles per image.
 #define PTW PATCH
 #define PTH (BN / PTW)
 #define TP ((P + PTH - 1) / PTH)
 #define TQ ((Q + PTW - 1) / PTW)
-// The staged patch: [C][PROWS][PRS], a row holding SV runs of PCOLS (the input column
-// w0 + phase + SV * col at phase * PCOLS + col) and PPAD unused words, so that the tile's
-// next output row (SU input rows on) starts PTW banks on where that fits in 8 words: the
-// pixels of a warp's read then fall in different banks (unpadded, AlexNet L1's rows of
-// 4 x 10 words put 8 output rows of a column in one bank).
 #define PROWS ((PTH - 1) * SU + R)
 #define PCOLS (PTW - 1 + (S + SV - 1) / SV)
-#define PFIT(t) ((SU * (SV * PCOLS + (t))) % 32 == PTW % 32)
+#define PIX_ROW(j) ((j) / PTW)
+#define PIX_COL(j) ((j) % PTW)
+#define PIX_IN(j) (p0 + (j) / PTW < P && q0 + (j) % PTW < Q)
+#define PROW_LEN PTW
+#endif
+#if PATCH
+// The staged patch: [C][PROWS][PRS], a row holding SV runs of PCOLS (the input column
+// w0 + phase + SV * col at phase * PCOLS + col) and PPAD unused words, so that the tile's
+// next output row (SU input rows on) starts PROW_LEN banks on, or within SU of it, where
+// that fits in 8 words: the pixels of a warp's read then fall in different banks
+// (unpadded, AlexNet L1's rows of 4 x 10 words put 8 output rows of a column in one bank).
+#define PFIT(t) ((((SU * (SV * PCOLS + (t)) - PROW_LEN) % 32) + 32) % 32 < SU)
 #define PPAD (PFIT(0) ? 0 : PFIT(1) ? 1 : PFIT(2) ? 2 : PFIT(3) ? 3 : PFIT(4) ? 4 : \
               PFIT(5) ? 5 : PFIT(6) ? 6 : PFIT(7) ? 7 : 0)
 #define PRS (SV * PCOLS + PPAD)
@@ -211,7 +233,14 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     const IDX tile = group;
 #endif
     const int bm = (int)(tile % (KO / BM)) * BM;
-#if PATCH
+#if PATCH == 1
+    // The image, the tile's first pixel in it and that pixel's output row.
+    const IDX ptile = tile / (KO / BM);
+    const IDX pn = ptile / TPI;
+    const int g0 = (int)(ptile % TPI) * BN;
+    const int p0 = g0 / Q;
+    const int q0 = 0;
+#elif PATCH
     // The image and the first output row and column of this tile.
     const IDX ptile = tile / (KO / BM);
     const IDX pn = ptile / (TP * TQ);
@@ -248,6 +277,21 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         const int h0 = p0 * SU - PH;
         const int w0 = q0 * SV - PW;
         IN_PTR img = in + pn * C * H * W;
+#if SV * PCOLS >= NT / 2
+        // Rows at least half as wide as the work-group: one row at a time, each work-item's
+        // columns and their places computed once.
+        for (int c = 0; c < C; ++c)
+            for (int row = 0; row < PROWS; ++row) {
+                const int h = h0 + row;
+                IN_PTR src = img + (IDX)(c * H + h) * W;
+                LOCAL_PTR dst = patch + (c * PROWS + row) * PRS;
+                for (int dw = tid; dw < SV * PCOLS; dw += NT) {
+                    const int w = w0 + dw;
+                    const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;
+                    dst[(dw % SV) * PCOLS + dw / SV] = inside ? LDG(src + w) : 0.0f;
+                }
+            }
+#else
         for (int i = tid; i < C * PROWS * SV * PCOLS; i += NT) {
             const int dw = i % (SV * PCOLS);
             const int cr = i / (SV * PCOLS);  // c * PROWS + row
@@ -257,6 +301,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             patch[cr * PRS + (dw % SV) * PCOLS + dw / SV] =
                 inside ? LDG(img + (IDX)((cr / PROWS) * H + h) * W + w) : 0.0f;
         }
+#endif
     }
 #endif
     SYNC();
@@ -283,7 +328,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     PRAGMA(unroll)
     for (int x = 0; x < NPX; ++x) {
         const int j = (col0 + (x / VB) * BCOLS) * VB + x % VB;
-        pix_off[x] = (j / PTW) * (SU * PRS) + j % PTW;
+        pix_off[x] = PIX_ROW(j) * (SU * PRS) + PIX_COL(j);
     }
 #else
     // The pixels this work-item loads: where their windows start in the input.
@@ -550,9 +595,9 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         for (int e = tid; e < BM * BN; e += NT) {
             const int ml = e / BN;
             const int j = e % BN;
-            const int p = p0 + j / PTW;
-            const int q = q0 + j % PTW;
-            if (p < P && q < Q) base[(IDX)ml * PQ + p * Q + q] = ot[ml * (BN + 1) + j];
+            const int p = p0 + PIX_ROW(j);
+            const int q = q0 + PIX_COL(j);
+            if (PIX_IN(j)) base[(IDX)ml * PQ + p * Q + q] = ot[ml * (BN + 1) + j];
         }
     }
 #elif PATCH
@@ -563,9 +608,9 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         PRAGMA(unroll)
         for (int jj = 0; jj < VS; ++jj) {
             const int j = g * (NDIM * VS) + tx * VS + jj;
-            const int p = p0 + j / PTW;
-            const int q = q0 + j % PTW;
-            if (p >= P || q >= Q) continue;
+            const int p = p0 + PIX_ROW(j);
+            const int q = q0 + PIX_COL(j);
+            if (!PIX_IN(j)) continue;
             OUT_PTR base = out + pn * KO * PQ + p * Q + q;
             PRAGMA(unroll)
             for (int i = 0; i < TM; ++i) {

@@ -258,7 +258,8 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
 }
 
 /// The staged patch (PATCH: tiles of BN / PATCH x PATCH output pixels of one image, their
-/// input staged in local memory once and read through the offset table; the output tile
+/// input staged in local memory once and read through the offset table; PATCH 1: runs of
+/// BN pixels of one image and the input rows under them; the output tile
 /// from registers or by rows through local memory, OSTAGE) computes the
 /// convolution at strides 4, 2 and 1, odd and non-square filters, and tiles partly outside
 /// the image, with every load row width, vector width and staging (validated against the
@@ -273,7 +274,7 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
         let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
         let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
         let mut measured = 0;
-        for i in 0..9 {
+        for i in 0..12 {
             let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
             let values: Vec<(&str, Value)> = [
                 ("BM", 16),
@@ -294,7 +295,7 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
                 ("PRE", 1),
                 ("SPLITK", 1),
                 ("LCOLS", pick(&[0, 8, 16], 3)),
-                ("PATCH", pick(&[8, 32, 16], 1)),
+                ("PATCH", pick(&[8, 32, 16, 1], 1)),
                 ("OSTAGE", pick(&[1, 0], 2)),
                 ("MINB", 1),
             ]
@@ -311,6 +312,7 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
         ("PATCH", 8),
         ("PATCH", 16),
         ("PATCH", 32),
+        ("PATCH", 1),
         ("OSTAGE", 0),
         ("OSTAGE", 1),
         ("VB", 1),

@@ -62,7 +62,8 @@ fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
         ("LCOLS", vec![0, 8, 16]),
         // Output tiles of BN / PATCH x PATCH pixels of one image whose input patch is staged
         // in local memory once (0: BN consecutive pixels gathered from global memory).
-        ("PATCH", pick(vec![0, 8, 16, 32], vec![0])),
+        // 1: runs of BN pixels of one image, their patch the input rows under them.
+        ("PATCH", pick(vec![0, 1, 8, 16, 32], vec![0])),
         // With PATCH, the output tile written through local memory by rows.
         ("OSTAGE", pick(vec![0, 1], vec![0])),
     ];
@@ -139,26 +140,35 @@ pub fn derived(v: &[usize], layer: &Layer) -> Derived {
 /// the column's phase modulo `SV` into `SV` runs of `PATCH - 1 + ceil(S / SV)` (so that
 /// neighbouring output pixels read neighbouring words at any stride), padded by up to 7
 /// words so that the tile's next output row starts `PATCH` banks on (the kernel's PPAD).
+///
+/// `PATCH` 1: the full-width input rows under the `NR` output rows that `BN` consecutive
+/// pixels of an image span at most, their next output row `Q` banks on (or within `SU`).
 pub fn patch_bytes(v: &[usize], layer: &Layer) -> usize {
-    let tw = v[PATCH];
-    if tw == 0 || v[BN] < tw {
+    let (tw, bn, q) = (v[PATCH], v[BN], layer.q());
+    if tw == 0 || bn < tw || bn < 2 {
         return 0;
     }
-    let th = v[BN] / tw;
-    let rows = (th - 1) * layer.su + layer.r;
-    let run = layer.sv * (tw - 1 + layer.s.div_ceil(layer.sv));
+    // Output rows spanned, and pixels per row of the tile.
+    let (out_rows, row_len) = match tw {
+        1 => ((bn + q - 2) / q + 1, q),
+        _ => (bn / tw, tw),
+    };
+    let rows = (out_rows - 1) * layer.su + layer.r;
+    let run = layer.sv * (row_len - 1 + layer.s.div_ceil(layer.sv));
     let pad = (0..8)
-        .find(|t| (layer.su * (run + t)) % 32 == tw % 32)
+        .find(|t| ((layer.su * (run + t)) as i64 - row_len as i64).rem_euclid(32) < layer.su as i64)
         .unwrap_or(0);
     4 * layer.c * rows * (run + pad)
 }
 
 /// The forward pass's tiles of `bn` output pixels: runs of consecutive pixels (`patch` 0),
-/// or `bn / patch` rows of `patch` pixels of one image, covering it with the last row and
-/// column of tiles partly outside.
+/// runs within one image (`patch` 1, the last partly past its end), or `bn / patch` rows
+/// of `patch` pixels of one image, covering it with the last row and column of tiles
+/// partly outside.
 pub fn pixel_tiles(layer: &Layer, bn: usize, patch: usize) -> usize {
     match patch {
         0 => layer.npq() / bn.max(1),
+        1 => layer.nb * (layer.p() * layer.q()).div_ceil(bn.max(1)),
         tw => {
             let th = (bn / tw).max(1);
             layer.nb * layer.p().div_ceil(th) * layer.q().div_ceil(tw)
@@ -385,6 +395,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
                 || backward
                 || match tw {
                     0 => npq % bn == 0,
+                    1 => bn <= (p * q).next_power_of_two(),
                     _ => tw <= q.next_power_of_two() && bn / tw <= p.next_power_of_two(),
                 }
         })

@@ -43,7 +43,7 @@ impl DnnConv {
             ("OSTAGE", 0),
             ("MINB", 2),
         ];
-        let shapes: [&[(&str, i64)]; 16] = [
+        let shapes: [&[(&str, i64)]; 20] = [
             &[],
             &[("BN", 256), ("MDIM", 4), ("NDIM", 32)],
             &[("VA", 1), ("VB", 1), ("I32", 0), ("PRE", 0)],
@@ -67,6 +67,14 @@ impl DnnConv {
             // And with the output tile written by rows through local memory.
             &[("BN", 64), ("NDIM", 8), ("PATCH", 8), ("OSTAGE", 1)],
             &[("BN", 64), ("NDIM", 16), ("PATCH", 8), ("OSTAGE", 1)],
+            // Runs of 128 pixels of one image (PATCH 1: under 2% of AlexNet L1's tiles past
+            // an image's end, against 18% for 16 x 8), also with the k steps of 8, pairs
+            // of pixels per read and gathered pixels apart of AlexNet L1's best in
+            // session 5's first call (PATCH 0).
+            &[("PATCH", 1)],
+            &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 1)],
+            &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 2)],
+            &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 1), ("OSTAGE", 1)],
         ];
         // Where the channels can go innermost (BK=16 divides them), the filters' order is
         // not the layer's start, nor are its load rows or a staged patch.
