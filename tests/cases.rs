@@ -433,11 +433,23 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
             .filter(|&&k| k <= max_split(layer, Pass::Forward))
             .count();
         let ninety_six = layer.ko % 96 == 0;
-        // Narrow load rows (LCOLS 8, 16) in the filters' order: 3 channels (L1, conv1_1).
+        // Narrow load rows (LCOLS 8, 16) and the staged patch (PATCH, OSTAGE) in the
+        // filters' order: 3 channels (L1, conv1_1); runs of pixels (PATCH 1) among them.
         let narrow = layer.c % 16 != 0;
+        let patch = |c: &tune::Config| c.get::<usize>(slot::PATCH);
+        let patches = starts.iter().filter(|c| patch(c) > 0).count();
+        assert_eq!(patches > 0, narrow, "{}", layer.name);
+        if narrow {
+            assert!(starts.iter().any(|c| patch(c) == 1), "{}", layer.name);
+            assert!(starts.iter().any(|c| c.get::<usize>(slot::OSTAGE) == 1));
+        }
         assert_eq!(
             starts.len(),
-            3 + usize::from(wide_fits) + splits + usize::from(ninety_six) + 2 * usize::from(narrow),
+            3 + usize::from(wide_fits)
+                + splits
+                + usize::from(ninety_six)
+                + 2 * usize::from(narrow)
+                + patches,
             "{}",
             layer.name
         );

@@ -535,7 +535,7 @@ pub fn table(net: &str, tuned: &[Tuned], peak: Option<f64>) -> String {
 pub fn level_sizes(layer: &Layer, target: &Target) -> Result<Vec<(Levels, u128, Duration)>> {
     let mut out = vec![(
         Levels::None,
-        dnn_conv::cartesian(target.language),
+        dnn_conv::cartesian(target.language, layer),
         Duration::ZERO,
     )];
     for level in [Levels::Algorithm, Levels::Software, Levels::Hardware] {

@@ -23,6 +23,9 @@ pub enum Levels {
 /// The largest `BK`: the filters' rows are padded to a multiple of it.
 pub(super) const MAX_BK: usize = 32;
 
+/// The values of `BK`.
+const BKS: [usize; 4] = [4, 8, 16, MAX_BK];
+
 /// The workspace of a split reduction (`SPLITK` partial tiles per output tile) stays within
 /// this many bytes: the evaluator restores every buffer before each configuration.
 pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
@@ -33,15 +36,23 @@ pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
 /// (batch x pixels) over up to 256 work-groups: its output has few tiles (AlexNet L2's
 /// 192 x 1600 is 39 tiles of 64 x 128 for 132 compute units; L1's 64 x 363 is 12 of
 /// 16 x 128, and 64, the largest split session 4 offered, won there).
-fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
+///
+/// The staged patch (PATCH, OSTAGE) is offered where no BK divides the channels: there the
+/// filters' order is the only one and each gathered element costs the table read and the
+/// bounds checks that the patch removes (AlexNet L1, VGG16 conv1_1: 3 channels), while
+/// its local memory, every channel of the tile's input, stays small. Elsewhere the space
+/// is session 4's (and so is its construction time: the two parameters multiply it 10x).
+fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, Vec<usize>)> {
     let backward = pass == Pass::BackwardFilter;
     let pick = |forward: Vec<usize>, bwd: Vec<usize>| if backward { bwd } else { forward };
+    let staged = !backward && BKS.iter().all(|bk| layer.c % bk != 0);
+    let patch = |values: Vec<usize>| if staged { values } else { vec![0] };
     let mut d = vec![
         // 48 and 96: out channels of 96, 192, 384 (AlexNet's) in 1, 2 or 4 tiles' worth
         // of work-groups where 64 or 128 leave few tiles.
         ("BM", vec![16, 32, 48, 64, 96, 128, 256]),
         ("BN", vec![16, 32, 64, 128, 256]),
-        ("BK", vec![4, 8, 16, MAX_BK]),
+        ("BK", BKS.to_vec()),
         ("MDIM", vec![2, 4, 8, 16, 32]),
         ("NDIM", vec![2, 4, 8, 16, 32]),
         ("VS", vec![1, 2, 4]),
@@ -63,9 +74,9 @@ fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
         // Output tiles of BN / PATCH x PATCH pixels of one image whose input patch is staged
         // in local memory once (0: BN consecutive pixels gathered from global memory).
         // 1: runs of BN pixels of one image, their patch the input rows under them.
-        ("PATCH", pick(vec![0, 1, 8, 16, 32], vec![0])),
+        ("PATCH", patch(vec![0, 1, 8, 16, 32])),
         // With PATCH, the output tile written through local memory by rows.
-        ("OSTAGE", pick(vec![0, 1], vec![0])),
+        ("OSTAGE", patch(vec![0, 1])),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -73,9 +84,9 @@ fn domains(language: Language, pass: Pass) -> Vec<(&'static str, Vec<usize>)> {
     d
 }
 
-/// The size of the unconstrained space: the product of the value sets.
-pub fn cartesian(language: Language) -> u128 {
-    domains(language, Pass::Forward)
+/// The size of `layer`'s unconstrained space: the product of the value sets.
+pub fn cartesian(language: Language, layer: &Layer) -> u128 {
+    domains(language, Pass::Forward, layer)
         .iter()
         .map(|(_, v)| v.len() as u128)
         .product()
@@ -336,7 +347,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     let soft = levels >= Levels::Software;
     let hw = levels >= Levels::Hardware;
     let mut b = SpaceBuilder::new();
-    for (name, vals) in domains(language, pass) {
+    for (name, vals) in domains(language, pass, layer) {
         b = b.param(Param::<usize>::values(name, vals));
     }
     let upto = |last: usize| (0..=last).collect::<Vec<usize>>();
