@@ -21,7 +21,8 @@
 # about 5 minutes) and `g` (backward-filter and backward-data; about 5 minutes).
 # Session 5: `h` (AlexNet L1 forward with the staged patch, backward-filter L1 with larger
 # splits; about 5 minutes) and `i` (L1 with the staged runs, h's winners first, every
-# AlexNet layer forward with cuDNN, VGG16 conv1_1; about 5 minutes).
+# AlexNet layer forward with cuDNN, VGG16 conv1_1; about 5 minutes); `j` (not run yet:
+# L1 with the patch staged 8 loads in flight; about 2 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -235,6 +236,21 @@ if wants i; then
     grep -E "PATCH|OSTAGE|SPLITK"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-i-l1.log" "$OUT/alexnet-i.log" \
     "$OUT/alexnet-l1-bwf-i.log" "$OUT/vgg16-i.log" "$OUT/cudnn-i.tsv" 2>&1 | tee "$OUT/table-i.md"
+fi
+if wants j; then
+  # Session 5, not run in the session (its two calls were spent): AlexNet L1 forward with
+  # the patch staged 8 loads in flight per work-item (calls h and i staged one load at a
+  # time), call i's winner first; about 2 minutes.
+  I_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=2,DB=1,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=0,MINB=1
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-j.log"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_staged_patch_is_right 2>&1 | grep -E "^test |test result|panicked|note:|rror" |
+    tee "$OUT/tests-j.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 30 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-j.tsv"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 200 \
+    --seconds 45 --start "$I_FWD" 2>&1 | tee "$OUT/alexnet-j-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | grep -E "PATCH|OSTAGE"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
