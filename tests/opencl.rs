@@ -6,6 +6,7 @@
 //! one), unless `CI` is set: then they fail. They run one at a time (see `harness`).
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+mod build_processes;
 mod case_studies;
 #[path = "../examples/common/mod.rs"]
 mod common;
@@ -215,6 +216,7 @@ fn main() -> ExitCode {
         .into_iter()
         .chain(case_studies::tests(Language::OpenCl))
         .chain(kernel_checks::tests())
+        .chain(build_processes::tests())
     {
         suite.device(&probe, name, f);
     }

@@ -365,6 +365,14 @@ pub trait Backend: Send + Sync + 'static {
         Ok(total)
     }
 
+    /// How many compilations this backend's compiler runs at once in this process (`None`:
+    /// as many as are asked for). The evaluator queues compilations beyond it itself, so that
+    /// a compile time limit ([`KernelSpec::compile_time_limit`](super::KernelSpec::compile_time_limit))
+    /// counts the compiler's time and not the wait for it.
+    fn builds_at_once(&self) -> Option<usize> {
+        None
+    }
+
     /// Whether the device can still run work. `false` after an error that poisons the
     /// whole process (a CUDA sticky error); a backend running in a worker process then
     /// replaces the worker.

@@ -11,6 +11,7 @@ use std::sync::{Arc, Mutex};
 use std::time::{Duration, Instant};
 
 use super::checks::KernelProps;
+use super::compile_slots::{CompileSlots, Slot};
 use super::device::{Backend, CompileRequest, DeviceInfo, LaunchArg, LaunchDims, Occupancy};
 use super::host::{BufferArg, HostArg, HostArgs, HostData};
 use super::spec::{config_defines, ArgSpec, KernelSpec, Sizes};
@@ -63,6 +64,8 @@ pub struct KernelEvaluator<B: Backend> {
     readback: Mutex<Vec<Vec<u8>>>,
     expected: Option<Vec<HostData>>,
     cache: Mutex<HashMap<CacheKey, Arc<B::Kernel>>>,
+    /// Compilations under way, up to what the backend's compiler runs at once.
+    compiling: Arc<CompileSlots>,
     time_limit_ns: AtomicU64,
     /// Best median so far in nanoseconds (`u64::MAX` before the first), for `slow_factor`.
     best_ns: AtomicU64,
@@ -147,6 +150,7 @@ impl<B: Backend> KernelEvaluator<B> {
             readback: Mutex::new(Vec::new()),
             expected: None,
             cache: Mutex::new(HashMap::new()),
+            compiling: Arc::default(),
             time_limit_ns: AtomicU64::new(0),
             best_ns: AtomicU64::new(u64::MAX),
             per_sample: AtomicUsize::new(0),
@@ -364,6 +368,7 @@ impl<B: Backend> KernelEvaluator<B> {
         &self,
         limit: Duration,
         defines: &[(String, String)],
+        slot: Slot,
     ) -> Result<B::Kernel, Failure> {
         let (tx, rx) = std::sync::mpsc::channel();
         let backend = self.backend.clone();
@@ -378,6 +383,7 @@ impl<B: Backend> KernelEvaluator<B> {
                     defines: &defines,
                     options: &options,
                 });
+                drop(slot);
                 let _ = tx.send(r);
             })
             .map_err(|e| Failure::Other(format!("starting a compile thread: {e}")))?;
@@ -625,15 +631,21 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
         let (kernel, compile_time) = match cached {
             Some(k) => (k, Duration::ZERO),
             None => {
+                // The wait for the compiler is not compile time (nor part of its limit).
+                let slot = self.compiling.take(self.backend.builds_at_once());
                 let t = Instant::now();
                 let k = Arc::new(match self.spec.compile_limit {
-                    None => self.backend.compile(&CompileRequest {
-                        source: &self.spec.source,
-                        kernel: &self.spec.name,
-                        defines: &defines,
-                        options: &self.spec.options,
-                    })?,
-                    Some(limit) => self.compile_within(limit, &defines)?,
+                    None => {
+                        let k = self.backend.compile(&CompileRequest {
+                            source: &self.spec.source,
+                            kernel: &self.spec.name,
+                            defines: &defines,
+                            options: &self.spec.options,
+                        });
+                        drop(slot);
+                        k?
+                    }
+                    Some(limit) => self.compile_within(limit, &defines, slot)?,
                 });
                 let dt = t.elapsed();
                 if self.spec.cache_capacity > 0 {

@@ -61,6 +61,7 @@ pub mod isolated;
 pub mod opencl;
 
 mod checks;
+mod compile_slots;
 pub mod composition;
 pub mod conformance;
 mod device;

@@ -76,6 +76,8 @@
 //! leaves the process alone.
 
 mod backend;
+#[cfg(all(target_os = "linux", feature = "opencl"))]
+mod farm;
 mod process;
 mod shared;
 #[cfg(target_os = "linux")]
@@ -90,6 +92,8 @@ mod tests;
 use std::sync::{Mutex, MutexGuard, PoisonError};
 
 pub use self::backend::{Isolated, IsolatedBuffer, IsolatedKernel};
+#[cfg(all(target_os = "linux", feature = "opencl"))]
+pub(crate) use self::farm::BuildFarm;
 use self::wire::TargetSpec;
 pub use self::worker::worker_main;
 

@@ -141,6 +141,12 @@ pub(super) enum Request<'a> {
     },
     /// Release a handle; no reply.
     Free(Handle),
+    /// Build a program from source and send back its binary (a builder process of
+    /// `BuildFarm`): [`Reply::Binary`] or [`Reply::Failed`].
+    Build {
+        source: Cow<'a, str>,
+        options: Cow<'a, str>,
+    },
 }
 
 /// An error of a `Result<_, Error>` call, as far as it crosses the process boundary.
@@ -243,6 +249,8 @@ pub(super) enum Reply {
     Missing,
     /// The bytes read.
     Data(#[serde(with = "serde_bytes")] Vec<u8>),
+    /// A built program's binary.
+    Binary(#[serde(with = "serde_bytes")] Vec<u8>),
     /// A launch's device time.
     Time(Duration),
     /// A compile or launch failed.
@@ -263,6 +271,7 @@ impl Reply {
             Reply::Done => "done",
             Reply::Missing => "missing",
             Reply::Data(_) => "data",
+            Reply::Binary(_) => "binary",
             Reply::Time(_) => "time",
             Reply::Failed(_) => "failed",
             Reply::Error(_) => "error",

@@ -2,8 +2,9 @@
 //! re-executed program into a worker before its `main` runs, and [`worker_main`] for programs
 //! that call it), and the loop that serves one backend to the parent.
 //!
-//! Threads: the connection's reader decodes requests; a compile runs on a thread of its own
-//! (the parent compiles several configurations while one is measured); every other request
+//! Threads: the connection's reader decodes requests; a compile (or a build for a
+//! `BuildFarm`) runs on a thread of its own (the parent compiles several
+//! configurations while one is measured); every other request
 //! runs in order on one serial thread, which owns the buffers. Replies are written under a
 //! mutex. When the parent goes away (end of stream) the worker exits at once, even while a
 //! kernel hangs.
@@ -134,18 +135,29 @@ fn run(path: &OsStr) -> Result<(), String> {
         TargetSpec::Cuda(selector) => open_cuda(&selector, id, reader, out),
         #[cfg(test)]
         TargetSpec::Fake(spec) => match super::tests::fake_backend(&spec) {
-            Ok(b) => serve(b, id, reader, out),
+            Ok(b) => serve(b, None, id, reader, out),
             Err(e) => out.reply(id, &Reply::Error((&e).into())),
         },
     }
 }
 
+/// Builds a program from source (source, options) into its binary: what a worker whose
+/// backend has binaries does for a `BuildFarm`.
+type BuildFn<B> = fn(&B, &str, &str) -> Result<Vec<u8>, Failure>;
+
 type Reader = BufReader<UnixStream>;
 
 #[cfg(feature = "opencl")]
 fn open_opencl(query: &str, id: u64, reader: Reader, out: Arc<Out>) -> Result<(), String> {
-    match crate::backend::opencl::OpenCl::select(query) {
-        Ok(b) => serve(b, id, reader, out),
+    use crate::backend::opencl::OpenCl;
+    match OpenCl::select(query) {
+        Ok(b) => serve(
+            b,
+            Some(OpenCl::build_binary as BuildFn<OpenCl>),
+            id,
+            reader,
+            out,
+        ),
         Err(e) => out.reply(id, &Reply::Error((&e).into())),
     }
 }
@@ -163,7 +175,7 @@ fn open_cuda(selector: &str, id: u64, reader: Reader, out: Arc<Out>) -> Result<(
         Err(_) => DeviceSelector::Name(selector.to_owned()),
     };
     match Cuda::open(sel) {
-        Ok(b) => serve(b, id, reader, out),
+        Ok(b) => serve(b, None, id, reader, out),
         Err(e) => out.reply(id, &Reply::Error((&e).into())),
     }
 }
@@ -221,6 +233,7 @@ impl<B: Backend> State<B> {
 
 fn serve<B: Backend>(
     backend: B,
+    build: Option<BuildFn<B>>,
     open_id: u64,
     mut reader: Reader,
     out: Arc<Out>,
@@ -278,6 +291,22 @@ fn serve<B: Backend>(
                                 Reply::Compiled(limits)
                             }
                             Err(f) => Reply::Failed(f),
+                        };
+                        st.finish(id, &reply);
+                    })
+                    .map_err(|e| format!("starting a thread: {e}"))?;
+            }
+            Request::Build { source, options } => {
+                let st = st.clone();
+                std::thread::Builder::new()
+                    .name("tune-worker-build".into())
+                    .spawn(move || {
+                        let reply = match build {
+                            Some(f) => match f(&st.backend, &source, &options) {
+                                Ok(binary) => Reply::Binary(binary),
+                                Err(f) => Reply::Failed(f),
+                            },
+                            None => st.error("this backend builds no program binaries"),
                         };
                         st.finish(id, &reply);
                     })

@@ -20,6 +20,15 @@
 //!
 //! Kernels are timed with profiling events (`CL_QUEUE_PROFILING_ENABLE`): the time between
 //! the start and the end of the kernel's execution on the device.
+//!
+//! NVIDIA's driver builds one program at a time per process, however many threads ask; on
+//! its platform (Linux) programs are therefore built in builder processes, this executable
+//! started again as an [`isolated`](super::isolated) worker (one per core, up to 8; each
+//! holds a context on the device), and loaded here from their binaries.
+//! [`OpenCl::build_processes`] or the environment variable `TUNE_OPENCL_BUILD_PROCESSES`
+//! sets how many (0: build in this process, the default on other platforms).
+
+mod build;
 
 use std::ffi::c_void;
 use std::fmt;
@@ -39,6 +48,7 @@ use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
 use super::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
 use crate::evaluate::Failure;
 use crate::{Error, Result};
+pub use build::BUILD_PROCESSES_ENV;
 
 /// Error code of `cl3` when the OpenCL library cannot be loaded.
 const DLOPEN_RUNTIME_LOAD_FAILED: i32 = -2000;
@@ -121,6 +131,11 @@ pub struct OpenCl {
     device: Device,
     context: Context,
     queue: CommandQueue,
+    /// The device as a query `P:D` that finds it again (for builder processes).
+    query: String,
+    /// Builder processes, when programs are built there.
+    #[cfg(target_os = "linux")]
+    farm: Option<std::sync::Arc<super::isolated::BuildFarm>>,
 }
 
 impl fmt::Debug for OpenCl {
@@ -299,12 +314,17 @@ impl OpenCl {
             clock_mhz: device.max_clock_frequency().unwrap_or(0),
             ..vendor_properties(&device)
         };
+        let builders = build::default_processes(&e.platform)?;
         Ok(OpenCl {
             info,
             device,
             context,
             queue,
-        })
+            query: format!("{}:{}", e.platform_index, e.device_index),
+            #[cfg(target_os = "linux")]
+            farm: None,
+        }
+        .build_processes(builders))
     }
 }
 
@@ -374,8 +394,7 @@ impl Backend for OpenCl {
                 "the source or an option contains a NUL byte".into(),
             ));
         }
-        let program = Program::create_and_build_from_source(&self.context, r.source, &options)
-            .map_err(|log| Failure::Compile(format!("options `{options}`: {log}")))?;
+        let program = self.build_program(r.source, &options)?;
         let kernel = Kernel::create(&program, r.kernel).map_err(|e| {
             Failure::Compile(format!(
                 "no kernel `{}` in the program ({e}); it has: {}",
@@ -401,6 +420,10 @@ impl Backend for OpenCl {
 
     fn kernel_limits(&self, kernel: &ClKernel) -> KernelLimits {
         kernel.limits.clone()
+    }
+
+    fn builds_at_once(&self) -> Option<usize> {
+        OpenCl::builds_at_once(self)
     }
 
     fn alloc(&self, bytes: usize) -> Result<Buffer<u8>> {
