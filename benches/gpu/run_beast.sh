@@ -21,8 +21,8 @@
 # about 5 minutes) and `g` (backward-filter and backward-data; about 5 minutes).
 # Session 5: `h` (AlexNet L1 forward with the staged patch, backward-filter L1 with larger
 # splits; about 5 minutes) and `i` (L1 with the staged runs, h's winners first, every
-# AlexNet layer forward with cuDNN, VGG16 conv1_1; about 5 minutes); `j` (not run yet:
-# L1 with the patch staged 8 loads in flight; about 2 minutes).
+# AlexNet layer forward with cuDNN, VGG16 conv1_1; about 5 minutes); `j` (L1 with the
+# patch staged 8 loads in flight; about 2 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -238,7 +238,7 @@ if wants i; then
     "$OUT/alexnet-l1-bwf-i.log" "$OUT/vgg16-i.log" "$OUT/cudnn-i.tsv" 2>&1 | tee "$OUT/table-i.md"
 fi
 if wants j; then
-  # Session 5, not run in the session (its two calls were spent): AlexNet L1 forward with
+  # Session 5, third call (run by the lead beyond the two planned): AlexNet L1 forward with
   # the patch staged 8 loads in flight per work-item (calls h and i staged one load at a
   # time), call i's winner first; about 2 minutes.
   I_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=2,DB=1,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=0,MINB=1
