@@ -1,4 +1,4 @@
-//! BEAST's DNN convolution layers (examples/common/cases/dnn_conv.rs): tunes the forward
+//! BEAST's DNN convolution layers (examples/common/cases/dnn_conv/): tunes the forward
 //! pass of every layer of AlexNet or VGG16 (batch 128) and prints, per layer, the time,
 //! the throughput and its share of the device's fp32 peak (from its compute units and
 //! clock); with `--prune LAYER`, BEAST's pruning table for one layer instead.
@@ -15,8 +15,10 @@
 //! (with `--prune`: measure N configurations that were rejected after compilation, to
 //! show what the rejection saved), `--pass forward|backward-data` (backward-data of the
 //! stride-1 layers, as the forward pass over the output gradient with the filters flipped;
-//! printed as the network `NET-bwd-data`). Each layer after the first starts from the best of the
-//! layer before it, where that configuration is valid.
+//! printed as the network `NET-bwd-data`; `backward-filter`: `NET-bwd-filter`),
+//! `--validate every|best`, `--start BM=64,BN=64,...` (repeatable: measured first on every
+//! layer whose space has it, e.g. a previous run's winners). Each layer after the first
+//! starts from the best of the layer before it, where that configuration is valid.
 
 // Built without a backend, the example only says so (see `common::cli::main`).
 #![cfg_attr(not(any(feature = "opencl", feature = "cuda")), allow(unused))]

@@ -433,11 +433,23 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
             .filter(|&&k| k <= max_split(layer, Pass::Forward))
             .count();
         let ninety_six = layer.ko % 96 == 0;
-        // Narrow load rows (LCOLS 8, 16) in the filters' order: 3 channels (L1, conv1_1).
+        // Narrow load rows (LCOLS 8, 16) and the staged patch (PATCH, OSTAGE) in the
+        // filters' order: 3 channels (L1, conv1_1); runs of pixels (PATCH 1) among them.
         let narrow = layer.c % 16 != 0;
+        let patch = |c: &tune::Config| c.get::<usize>(slot::PATCH);
+        let patches = starts.iter().filter(|c| patch(c) > 0).count();
+        assert_eq!(patches > 0, narrow, "{}", layer.name);
+        if narrow {
+            assert!(starts.iter().any(|c| patch(c) == 1), "{}", layer.name);
+            assert!(starts.iter().any(|c| c.get::<usize>(slot::OSTAGE) == 1));
+        }
         assert_eq!(
             starts.len(),
-            3 + usize::from(wide_fits) + splits + usize::from(ninety_six) + 2 * usize::from(narrow),
+            3 + usize::from(wide_fits)
+                + splits
+                + usize::from(ninety_six)
+                + 2 * usize::from(narrow)
+                + patches,
             "{}",
             layer.name
         );
@@ -638,8 +650,10 @@ fn dnn_conv_splits_leave_no_slice_empty() {
     // AlexNet L4 and L5 (5.5 M outputs) split up to 4; VGG16 conv1_2 (411 M) does not.
     assert_eq!(max_split(&ALEXNET[3], Pass::Forward), 4);
     assert_eq!(max_split(&VGG16[1], Pass::Forward), 1);
-    // Backward-filter's outputs are the filters' gradient: small enough for 64 slices.
-    assert_eq!(max_split(&ALEXNET[1], Pass::BackwardFilter), 64);
+    // Backward-filter's outputs are the filters' gradient: small enough for 64 slices, and
+    // AlexNet L1's (64 x 363, where 64, session 4's largest, won) for 256.
+    assert!(max_split(&ALEXNET[1], Pass::BackwardFilter) >= 64);
+    assert_eq!(max_split(&ALEXNET[0], Pass::BackwardFilter), 256);
     assert!(max_split(&VGG16[8], Pass::BackwardFilter) < 64);
     for l in ALEXNET.iter().chain(&VGG16) {
         let k = max_split(l, Pass::Forward);
@@ -713,4 +727,32 @@ fn dnn_conv_passes_have_their_own_input_keys() {
     };
     assert_ne!(forward.input(), backward.input());
     assert_eq!(forward.input(), ALEXNET[1].to_string());
+}
+
+/// The staged patch's tiles and local memory on AlexNet L1 (55 x 55 outputs, 11 x 11
+/// filters at stride 4): 8 x 8 tiles cover an image in 7 x 7, and the patch holds 39 input
+/// rows of 4 phases x 10 columns, padded to 42 words so that the next output row starts 8
+/// banks on (4 x 42 = 168 = 8 mod 32); 16 x 8 tiles in 4 x 7 with rows of 76 (4 x 18 + 4).
+#[test]
+fn dnn_conv_patch_tiles_and_bytes() {
+    use common::cases::dnn_conv::{patch_bytes, pixel_tiles, slot, ALEXNET};
+    let l1 = ALEXNET[0];
+    let mut v = vec![0; slot::MINB];
+    v[slot::BN] = 64;
+    v[slot::PATCH] = 8;
+    assert_eq!(pixel_tiles(&l1, 64, 8), 128 * 7 * 7);
+    assert_eq!(patch_bytes(&v, &l1), 4 * 3 * 39 * 42);
+    v[slot::BN] = 128;
+    v[slot::PATCH] = 16;
+    assert_eq!(pixel_tiles(&l1, 128, 16), 128 * 7 * 4);
+    assert_eq!(patch_bytes(&v, &l1), 4 * 3 * 39 * 76);
+    // Runs of 128 pixels: 24 per image (3072 for 3025 pixels), spanning at most 4 output
+    // rows, so 23 input rows of 4 x 57 words, padded to 230 so that the next output row
+    // starts 24 banks on (4 x 230 = 920 = 24 mod 32; 55 = 23 mod 32, within SU = 4).
+    v[slot::PATCH] = 1;
+    assert_eq!(pixel_tiles(&l1, 128, 1), 128 * 24);
+    assert_eq!(patch_bytes(&v, &l1), 4 * 3 * 23 * 230);
+    v[slot::PATCH] = 0;
+    assert_eq!(pixel_tiles(&l1, 128, 0), l1.npq() / 128);
+    assert_eq!(patch_bytes(&v, &l1), 0);
 }

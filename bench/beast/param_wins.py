@@ -1,6 +1,6 @@
 """Which values of the convolution's newer parameters won, per layer: reads the evaluation
 records that examples/dnn_conv.rs appends (target/tune/<backend>/dnn_conv-<shape>.jsonl)
-and prints, for each layer and each of SPLITK, BM and the pass, the best time measured
+and prints, for each layer and each of SPLITK, BM, PATCH and the others below, the best time measured
 with each value and how many configurations had it.
 
     python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl
@@ -12,7 +12,7 @@ import collections
 import json
 import sys
 
-PARAMS = ["SPLITK", "BM", "BN", "FLAYOUT", "VA", "VB", "LCOLS"]
+PARAMS = ["SPLITK", "BM", "BN", "FLAYOUT", "VA", "VB", "LCOLS", "PATCH"]
 
 
 def main():

@@ -19,6 +19,10 @@
 #   python3 benches/gpu/beast_table.py $OUT/alexnet.log $OUT/vgg16.log $OUT/alexnet-bwd.log $OUT/cudnn.tsv
 # Session 4: `f` (AlexNet with SPLITK and the new tiles, cuDNN forward/backward, pruning;
 # about 5 minutes) and `g` (backward-filter and backward-data; about 5 minutes).
+# Session 5: `h` (AlexNet L1 forward with the staged patch, backward-filter L1 with larger
+# splits; about 5 minutes) and `i` (L1 with the staged runs, h's winners first, every
+# AlexNet layer forward with cuDNN, VGG16 conv1_1; about 5 minutes); `j` (L1 with the
+# patch staged 8 loads in flight; about 2 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -162,6 +166,91 @@ if wants g; then
   python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-g.log" | grep -E "SPLITK|LCOLS"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-bwf.log" "$OUT/alexnet-g.log" \
     "$OUT/alexnet-bwd.log" "$OUT/cudnn-g.tsv" 2>&1 | tee "$OUT/table-g.md"
+fi
+if wants h; then
+  # Session 5, first call (about 5 minutes): AlexNet L1 forward with the staged input patch
+  # (PATCH: 8 x 8, 16 x 8 and 8 x 16 output tiles among the starts), backward-filter L1 with
+  # splits up to 256, cuDNN's forward and backward-filter in the same call, and the GPU tests
+  # of the patch, the forward loads and backward-filter through NVRTC.
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-h.log"
+  echo "### GPU tests: the staged patch, the forward loads, backward-filter (TUNE_REQUIRE_CUDA=1)"
+  for f in dnn_conv_staged_patch_is_right dnn_conv_loads_and_offsets_are_right \
+    dnn_conv_backward_filter_is_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-h.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward and backward-filter"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py alexnet alexnet-bwd-filter |
+    tee "$OUT/cudnn-h.tsv"
+  echo "### AlexNet L1 forward, batch 128: 200 evaluations or 75 s, every evaluation validated"
+  timeout 120 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 200 \
+    --seconds 75 2>&1 | tee "$OUT/alexnet-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  echo "### AlexNet L1 backward-filter, batch 128: 120 evaluations or 40 s, every evaluation validated"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 \
+    --pass backward-filter --evals 120 --seconds 40 2>&1 | tee "$OUT/alexnet-l1-bwf.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|Error|error)"
+  echo "### which values won (best time with each value, as a multiple of the layer's best)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-h.log" |
+    grep -E "PATCH|SPLITK|BN|BM|VB|LCOLS"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-l1.log" "$OUT/alexnet-l1-bwf.log" \
+    "$OUT/cudnn-h.tsv" 2>&1 | tee "$OUT/table-h.md"
+fi
+if wants i; then
+  # Session 5, second call (about 5 minutes): AlexNet L1 forward re-tuned with the runs of
+  # pixels staged with their input rows (PATCH 1) and the output staged by rows (OSTAGE),
+  # call h's winners measured first (L1 forward's best, unstaged, and its best staged
+  # one; L1 backward-filter's best); every other AlexNet layer forward re-tuned with the
+  # kernel of the same commit and cuDNN timed in the same call (the per-layer table);
+  # VGG16 conv1_1 (3 channels: the patch applies), validated once.
+  H_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=2,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MINB=1
+  H_PATCH=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=2,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=16,OSTAGE=0,MINB=2
+  H_BWF=BM=32,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=0,KORDER=0,VA=1,VB=4,I32=0,PRE=0,SPLITK=64,LCOLS=16,PATCH=0,OSTAGE=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-i.log"
+  echo "### GPU test: the staged patch (runs and tiles, OSTAGE) through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_staged_patch_is_right 2>&1 | grep -E "^test |test result|panicked|note:|rror" |
+    tee "$OUT/tests-i.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward and backward-filter"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py alexnet alexnet-bwd-filter |
+    tee "$OUT/cudnn-i.tsv"
+  echo "### AlexNet L1 forward, batch 128: 200 evaluations or 50 s, every evaluation validated"
+  timeout 90 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 200 \
+    --seconds 50 --start "$H_FWD" --start "$H_PATCH" 2>&1 | tee "$OUT/alexnet-i-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  echo "### AlexNet L2-L5 forward, batch 128: 100 evaluations or 22 s per layer, every evaluation validated"
+  timeout 150 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L2,L3,L4,L5 \
+    --evals 100 --seconds 22 2>&1 | tee "$OUT/alexnet-i.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  echo "### AlexNet L1 backward-filter, batch 128: 40 evaluations or 12 s, every evaluation validated"
+  timeout 40 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 \
+    --pass backward-filter --evals 40 --seconds 12 --start "$H_BWF" 2>&1 |
+    tee "$OUT/alexnet-l1-bwf-i.log" | grep -E "^(layer|tuned|best|time|re-measured|LAYER|Error|error)"
+  echo "### last (cut first if the call runs long): cuDNN's VGG16 forward, and VGG16 conv1_1,"
+  echo "### batch 128: 40 evaluations or 15 s, the tuned one validated"
+  NVIDIA_TF32_OVERRIDE=0 timeout 50 python3 benches/gpu/cudnn_conv.py vgg16 | tee -a "$OUT/cudnn-i.tsv"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 40 \
+    --seconds 15 --validate best 2>&1 | tee "$OUT/vgg16-i.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-i.log" |
+    grep -E "PATCH|OSTAGE|SPLITK"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-i-l1.log" "$OUT/alexnet-i.log" \
+    "$OUT/alexnet-l1-bwf-i.log" "$OUT/vgg16-i.log" "$OUT/cudnn-i.tsv" 2>&1 | tee "$OUT/table-i.md"
+fi
+if wants j; then
+  # Session 5, third call (run by the lead beyond the two planned): AlexNet L1 forward with
+  # the patch staged 8 loads in flight per work-item (calls h and i staged one load at a
+  # time), call i's winner first; about 2 minutes.
+  I_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=2,DB=1,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=0,MINB=1
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-j.log"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_staged_patch_is_right 2>&1 | grep -E "^test |test result|panicked|note:|rror" |
+    tee "$OUT/tests-j.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 30 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-j.tsv"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 200 \
+    --seconds 45 --start "$I_FWD" 2>&1 | tee "$OUT/alexnet-j-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | grep -E "PATCH|OSTAGE"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

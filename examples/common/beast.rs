@@ -84,6 +84,9 @@ pub struct Args {
     /// Validate only the tuned configuration, once, after the search (`--validate best`),
     /// instead of every evaluation (`every`, the default).
     pub validate_best: bool,
+    /// Configurations measured first on every layer whose space has them (`--start
+    /// BM=64,BN=64,...`, repeatable): a previous run's winners, confirmed.
+    pub starts: Vec<Named<Value>>,
 }
 
 impl Args {
@@ -102,6 +105,7 @@ impl Args {
             backward_data: false,
             backward_filter: false,
             validate_best: false,
+            starts: Vec::new(),
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -138,6 +142,7 @@ impl Args {
                         }
                     }
                 }
+                "--start" => out.starts.push(parse_config(a, &value()?)?),
                 "--validate" => {
                     out.validate_best = match value()?.as_str() {
                         "every" => false,
@@ -253,6 +258,26 @@ impl Args {
     }
 }
 
+/// A configuration written `NAME=integer,NAME=integer,...` (as the `best:` lines print it).
+fn parse_config(option: &str, text: &str) -> Result<Named<Value>> {
+    let pairs = text
+        .split([',', ' '])
+        .filter(|p| !p.is_empty())
+        .map(|pair| {
+            let (name, v) = pair.split_once('=').ok_or_else(|| {
+                arg_error(option, format!("takes NAME=value pairs, not `{pair}`"))
+            })?;
+            let v = v.parse::<i64>().map_err(|_| {
+                arg_error(
+                    option,
+                    format!("takes integer values, not `{v}` for {name}"),
+                )
+            })?;
+            Ok((name.to_string(), Value::Int(v)))
+        });
+    Ok(Named(pairs.collect::<Result<_>>()?))
+}
+
 /// A command-line argument that is wrong: `option`, and what is wrong with it.
 fn arg_error(option: &str, reason: String) -> Error {
     Error::InvalidParam {
@@ -357,12 +382,13 @@ pub fn tune_layer<B: Backend>(
     let target = Target::of(backend.as_ref())?;
     let case = study.case(&target)?;
     let mut first: Vec<Config> = start
-        .and_then(|s| {
+        .into_iter()
+        .chain(&args.starts)
+        .filter_map(|s| {
             case.space
                 .config_from_values(s.0.iter().map(|(n, v)| (n.as_str(), v.clone())))
                 .ok()
         })
-        .into_iter()
         .collect();
     first.extend(study.known_good(&target, &case.space));
     println!(
@@ -509,7 +535,7 @@ pub fn table(net: &str, tuned: &[Tuned], peak: Option<f64>) -> String {
 pub fn level_sizes(layer: &Layer, target: &Target) -> Result<Vec<(Levels, u128, Duration)>> {
     let mut out = vec![(
         Levels::None,
-        dnn_conv::cartesian(target.language),
+        dnn_conv::cartesian(target.language, layer),
         Duration::ZERO,
     )];
     for level in [Levels::Algorithm, Levels::Software, Levels::Hardware] {

@@ -52,10 +52,28 @@
 //   LCOLS        work-items per row of the B tile's loads (0: as many as fit): 8 or 16 put
 //                4 or 2 neighbouring taps of the filters' order in a warp (AlexNet L1's
 //                stride-4 gathers then share sectors instead of spreading over 16)
+//   PATCH        (forward, the filters' order with PRE) 0: a tile is BN consecutive pixels
+//                (n, p, q) gathered from global memory every k step; 8, 16, 32: a tile is
+//                TH = BN/PATCH rows x PATCH columns of output pixels of one image, whose input
+//                patch (C x ((TH-1)*SU + R) rows) is staged in local memory once, each row
+//                split by column phase modulo SV (so that neighbouring pixels read
+//                neighbouring words at stride 4 too); the offset table then holds each
+//                reduction index's offset in the patch and a gathered element costs one local
+//                read and an add, with no bounds check (the patch is zero outside the image).
+//                Tiles past the image's last row or column compute and do not store.
+//                1: a tile is BN consecutive pixels of one image (ceil(P*Q/BN) tiles per
+//                image, the last partly past its end), its patch the full-width input rows
+//                under the NR output rows it spans (fewer pixels wasted where P and Q are
+//                not multiples of a tile's sides: AlexNet L1's 55 x 55).
+//   OSTAGE       (PATCH) 1: the output tile goes through local memory and is written by rows
+//                of consecutive pixels (a warp's stores then cover whole runs of a row
+//                instead of VS pixels of each of several rows); 0: from the registers
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
-// groups; local memory (DB+1) * BK * (BM+PADA + BN+PADB) floats, and KPAD ints more with
-// PRE (CUDA: dynamic shared memory; OpenCL: the local-memory argument).
+// groups (PATCH: SPLITK * (KO/BM) * NB * ceil(P/TH) * ceil(Q/PATCH); PATCH 1:
+// SPLITK * (KO/BM) * NB * ceil(P*Q/BN)); local memory
+// (DB+1) * BK * (BM+PADA + BN+PADB) floats, KPAD ints more with PRE, and the patch with
+// PATCH (CUDA: dynamic shared memory; OpenCL: the local-memory argument).
 //
 // The filters come prepared once (host side) with the reduction padded by zeros to CRSP
 // (a multiple of every BK), so their loads need no bounds check past C*R*S and vectors of
@@ -73,6 +91,50 @@
 // The last k step runs past C*R*S (zeros there).
 #ifndef BWDF
 #define BWDF 0
+#endif
+#ifndef PATCH
+#define PATCH 0
+#endif
+#ifndef OSTAGE
+#define OSTAGE 0
+#endif
+#if PATCH == 1
+// The output tile: BN consecutive pixels of one image, over at most NR output rows; the
+// tile's pixel j at row PIX_ROW(j) of them and column PIX_COL(j).
+#define TPI ((PQ + BN - 1) / BN)
+#define NR ((BN + Q - 2) / Q + 1)
+#define PROWS ((NR - 1) * SU + R)
+#define PCOLS (Q - 1 + (S + SV - 1) / SV)
+#define PIX_ROW(j) ((g0 + (j)) / Q - p0)
+#define PIX_COL(j) ((g0 + (j)) % Q)
+#define PIX_IN(j) (g0 + (j) < PQ)
+#define PROW_LEN Q
+#elif PATCH
+// The output tile: PTH x PTW pixels of one image; TP x TQ tiles per image.
+#define PTW PATCH
+#define PTH (BN / PTW)
+#define TP ((P + PTH - 1) / PTH)
+#define TQ ((Q + PTW - 1) / PTW)
+#define PROWS ((PTH - 1) * SU + R)
+#define PCOLS (PTW - 1 + (S + SV - 1) / SV)
+#define PIX_ROW(j) ((j) / PTW)
+#define PIX_COL(j) ((j) % PTW)
+#define PIX_IN(j) (p0 + (j) / PTW < P && q0 + (j) % PTW < Q)
+#define PROW_LEN PTW
+#endif
+#if PATCH
+// The staged patch: [C][PROWS][PRS], a row holding SV runs of PCOLS (the input column
+// w0 + phase + SV * col at phase * PCOLS + col) and PPAD unused words, so that the tile's
+// next output row (SU input rows on) starts PROW_LEN banks on, or within SU of it, where
+// that fits in 8 words: the pixels of a warp's read then fall in different banks
+// (unpadded, AlexNet L1's rows of 4 x 10 words put 8 output rows of a column in one bank).
+#define PFIT(t) ((((SU * (SV * PCOLS + (t)) - PROW_LEN) % 32) + 32) % 32 < SU)
+#define PPAD (PFIT(0) ? 0 : PFIT(1) ? 1 : PFIT(2) ? 2 : PFIT(3) ? 3 : PFIT(4) ? 4 : \
+              PFIT(5) ? 5 : PFIT(6) ? 6 : PFIT(7) ? 7 : 0)
+#define PRS (SV * PCOLS + PPAD)
+#define PSIZE (C * PROWS * PRS)
+// Loads of the patch in flight per work-item.
+#define PLOADS 8
 #endif
 // The GEMM's reduction length and columns.
 #if BWDF
@@ -173,7 +235,22 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     const IDX tile = group;
 #endif
     const int bm = (int)(tile % (KO / BM)) * BM;
+#if PATCH == 1
+    // The image, the tile's first pixel in it and that pixel's output row.
+    const IDX ptile = tile / (KO / BM);
+    const IDX pn = ptile / TPI;
+    const int g0 = (int)(ptile % TPI) * BN;
+    const int p0 = g0 / Q;
+    const int q0 = 0;
+#elif PATCH
+    // The image and the first output row and column of this tile.
+    const IDX ptile = tile / (KO / BM);
+    const IDX pn = ptile / (TP * TQ);
+    const int p0 = (int)((ptile % (TP * TQ)) / TQ) * PTH;
+    const int q0 = (int)(ptile % TQ) * PTW;
+#else
     const IDX bn = (tile / (KO / BM)) * BN;
+#endif
     // This work-group's slice of the reduction: SSTEPS k steps (fewer in the last slice).
     const int kbeg = slice * (SSTEPS * BK);
     const int kend = kbeg + SSTEPS * BK < KLEN ? kbeg + SSTEPS * BK : KLEN;
@@ -187,8 +264,46 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         const int c = i / RS;
         const int r = (i % RS) / S;
         const int s = i % S;
+#if PATCH
+        // The offset in the patch of tap (c, r, s) for the tile's first pixel; 0 past C*R*S.
+        ktab[i] = i < CRS ? (c * PROWS + r) * PRS + (s % SV) * PCOLS + s / SV : 0;
+#else
         ktab[i] = i < CRS ? (((c * H * W + r * W + s) << 8) | (r << 4) | s) : 0;
+#endif
     }
+#if PATCH
+    // The input under the tile, read along its rows (coalesced) and written by column
+    // phase, zero outside the image: once per work-group instead of every k step.
+    LOCAL_PTR patch = (LOCAL_PTR)(ktab + KPAD);
+    {
+        const int h0 = p0 * SU - PH;
+        const int w0 = q0 * SV - PW;
+        IN_PTR img = in + pn * C * H * W;
+        // PLOADS loads in flight per work-item before their stores: one at a time, a
+        // work-item waited on each (AlexNet L1's runs: 138 round trips per work-group).
+        for (int i0 = 0; i0 < C * PROWS * SV * PCOLS; i0 += NT * PLOADS) {
+            float v[PLOADS];
+            PRAGMA(unroll)
+            for (int u = 0; u < PLOADS; ++u) {
+                const int i = i0 + u * NT + tid;
+                const int dw = i % (SV * PCOLS);
+                const int cr = i / (SV * PCOLS);  // c * PROWS + row
+                const int h = h0 + cr % PROWS;
+                const int w = w0 + dw;
+                const int inside = i < C * PROWS * SV * PCOLS && (unsigned)h < (unsigned)H &&
+                                   (unsigned)w < (unsigned)W;
+                v[u] = inside ? LDG(img + (IDX)((cr / PROWS) * H + h) * W + w) : 0.0f;
+            }
+            PRAGMA(unroll)
+            for (int u = 0; u < PLOADS; ++u) {
+                const int i = i0 + u * NT + tid;
+                const int dw = i % (SV * PCOLS);
+                if (i < C * PROWS * SV * PCOLS)
+                    patch[(i / (SV * PCOLS)) * PRS + (dw % SV) * PCOLS + dw / SV] = v[u];
+            }
+        }
+    }
+#endif
     SYNC();
 #endif
 
@@ -205,6 +320,15 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         tap_r[x] = j < CRS ? (j % RS) / S : (1 << 20);
         tap_s[x] = j % S;
         tap_off[x] = j < CRS ? c * H * W + tap_r[x] * W + tap_s[x] : 0;
+    }
+#elif PATCH
+    // The pixels this work-item loads: their offset in the patch (row i, column j of the
+    // tile: i * SU rows and j words in from the tap's offset).
+    int pix_off[NPX];
+    PRAGMA(unroll)
+    for (int x = 0; x < NPX; ++x) {
+        const int j = (col0 + (x / VB) * BCOLS) * VB + x % VB;
+        pix_off[x] = PIX_ROW(j) * (SU * PRS) + PIX_COL(j);
     }
 #else
     // The pixels this work-item loads: where their windows start in the input.
@@ -258,6 +382,16 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
                 const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;  \
                 rb[l * NPX + x] = inside ? LDG(at + tap_off[x]) : 0.0f;                 \
             }                                                                           \
+        }                                                                               \
+    }
+#elif PATCH
+// From the staged patch: a local read per element, its tap's offset read once per row.
+#define LOAD_B(k0)                                                                      \
+    {                                                                                   \
+        PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
+            LOCAL_PTR at = patch + ktab[(k0) + row0 + l * BROWS];                       \
+            PRAGMA(unroll) for (int x = 0; x < NPX; ++x)                                \
+                rb[l * NPX + x] = at[pix_off[x]];                                       \
         }                                                                               \
     }
 #elif KORDER == 0 && PRE
@@ -439,6 +573,49 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             for (int i = 0; i < TM; ++i) {
                 const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
                 out[(IDX)m * CRS + j] = acc[i][g * VS + jj];
+            }
+        }
+    }
+#elif PATCH && OSTAGE
+    // Epilogue through local memory ([BM][BN + 1], over the tiles and the patch, which are
+    // read no more): consecutive work-items then write consecutive pixels of a tile's row.
+    SYNC();
+    {
+        LOCAL_PTR ot = smem;
+        PRAGMA(unroll)
+        for (int g = 0; g < TN / VS; ++g)
+            PRAGMA(unroll)
+            for (int jj = 0; jj < VS; ++jj)
+                PRAGMA(unroll)
+                for (int i = 0; i < TM; ++i)
+                    ot[((i / VS) * (MDIM * VS) + ty * VS + i % VS) * (BN + 1) + g * (NDIM * VS) +
+                       tx * VS + jj] = acc[i][g * VS + jj];
+        SYNC();
+        OUT_PTR base = out + (pn * KO + bm) * PQ;
+        for (int e = tid; e < BM * BN; e += NT) {
+            const int ml = e / BN;
+            const int j = e % BN;
+            const int p = p0 + PIX_ROW(j);
+            const int q = q0 + PIX_COL(j);
+            if (PIX_IN(j)) base[(IDX)ml * PQ + p * Q + q] = ot[ml * (BN + 1) + j];
+        }
+    }
+#elif PATCH
+    // Epilogue: out[n][m][p][q] of the tile's pixels inside the image, one at a time (a
+    // row of the tile need not start at a vector boundary of the output).
+    PRAGMA(unroll)
+    for (int g = 0; g < TN / VS; ++g) {
+        PRAGMA(unroll)
+        for (int jj = 0; jj < VS; ++jj) {
+            const int j = g * (NDIM * VS) + tx * VS + jj;
+            const int p = p0 + PIX_ROW(j);
+            const int q = q0 + PIX_COL(j);
+            if (!PIX_IN(j)) continue;
+            OUT_PTR base = out + pn * KO * PQ + p * Q + q;
+            PRAGMA(unroll)
+            for (int i = 0; i < TM; ++i) {
+                const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
+                base[(IDX)m * PQ] = acc[i][g * VS + jj];
             }
         }
     }

@@ -33,6 +33,39 @@ const ODD: Layer = Layer {
     pw: 1,
 };
 
+/// AlexNet L1's kind of layer, small: 11 x 11 filters at stride 4 over 3 channels, 7 x 5
+/// outputs (a patch tile of 8 x 8 partly outside on both sides).
+const STRIDE4: Layer = Layer {
+    name: "stride4",
+    nb: 2,
+    c: 3,
+    h: 31,
+    w: 23,
+    ko: 16,
+    r: 11,
+    s: 11,
+    su: 4,
+    sv: 4,
+    ph: 2,
+    pw: 2,
+};
+
+/// Wide outputs (6 x 40: patch tiles of 32 columns) under a 3 x 5 filter at stride 1.
+const WIDE: Layer = Layer {
+    name: "wide",
+    nb: 1,
+    c: 3,
+    h: 6,
+    w: 40,
+    ko: 16,
+    r: 3,
+    s: 5,
+    su: 1,
+    sv: 1,
+    ph: 1,
+    pw: 2,
+};
+
 /// The values of combination `i`: each parameter cycles with its own period, so that a
 /// few combinations pair every value of one with several of the others.
 fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
@@ -56,6 +89,8 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
         ("PRE", if korder == 0 { pick(&[1, 0], 1) } else { 0 }),
         ("SPLITK", pick(&[2, 1, 3, 4], 2)),
         ("LCOLS", if korder == 0 { pick(&[8, 0, 16], 1) } else { 0 }),
+        ("PATCH", 0),
+        ("OSTAGE", 0),
         ("MINB", 1),
     ]
     .into_iter()
@@ -194,6 +229,8 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
                 ("PRE", 0),
                 ("SPLITK", pick(&[1, 64, 16, 4, 2, 8, 32], 1)),
                 ("LCOLS", pick(&[0, 8, 16], 2)),
+                ("PATCH", 0),
+                ("OSTAGE", 0),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -215,6 +252,79 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
         ("BN", 32),
         ("BN", 64),
         ("LCOLS", 8),
+    ] {
+        assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
+    }
+}
+
+/// The staged patch (PATCH: tiles of BN / PATCH x PATCH output pixels of one image, their
+/// input staged in local memory once and read through the offset table; PATCH 1: runs of
+/// BN pixels of one image and the input rows under them; the output tile
+/// from registers or by rows through local memory, OSTAGE) computes the
+/// convolution at strides 4, 2 and 1, odd and non-square filters, and tiles partly outside
+/// the image, with every load row width, vector width and staging (validated against the
+/// host's).
+pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
+    let target = Target::of(backend.as_ref()).unwrap();
+    let mut seen: Vec<(&str, i64)> = Vec::new();
+    // The patch is offered where no BK divides the channels: ODD with 5.
+    let odd5 = Layer { c: 5, ..ODD };
+    for layer in [STRIDE4, SMALL[0], odd5, WIDE] {
+        let study = DnnConv::new(layer);
+        let case = study.case(&target).unwrap();
+        let (info, spec) = case.split();
+        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
+        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let mut measured = 0;
+        for i in 0..12 {
+            let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
+            let values: Vec<(&str, Value)> = [
+                ("BM", 16),
+                ("BN", pick(&[64, 32], 1)),
+                ("BK", pick(&[8, 16], 2)),
+                ("MDIM", 4),
+                ("NDIM", 8),
+                ("VS", pick(&[4, 1, 2], 1)),
+                ("DB", pick(&[1, 0], 3)),
+                ("PADA", pick(&[0, 4], 2)),
+                ("PADB", pick(&[4, 0], 3)),
+                ("UNR", pick(&[1, 0], 4)),
+                ("FLAYOUT", pick(&[1, 0], 2)),
+                ("KORDER", 0),
+                ("VA", pick(&[4, 1], 1)),
+                ("VB", pick(&[1, 4, 2], 1)),
+                ("I32", pick(&[1, 0], 3)),
+                ("PRE", 1),
+                ("SPLITK", 1),
+                ("LCOLS", pick(&[0, 8, 16], 3)),
+                ("PATCH", pick(&[8, 32, 16, 1], 1)),
+                ("OSTAGE", pick(&[1, 0], 2)),
+                ("MINB", 1),
+            ]
+            .into_iter()
+            .map(|(n, v)| (n, Value::Int(v)))
+            .collect();
+            if run(&ev, &info.space, &layer, &values, &mut seen) {
+                measured += 1;
+            }
+        }
+        assert!(measured >= 2, "{}: {measured} measured", layer.name);
+    }
+    for want in [
+        ("PATCH", 8),
+        ("PATCH", 16),
+        ("PATCH", 32),
+        ("PATCH", 1),
+        ("OSTAGE", 0),
+        ("OSTAGE", 1),
+        ("VB", 1),
+        ("VB", 4),
+        ("VS", 1),
+        ("VS", 4),
+        ("DB", 0),
+        ("DB", 1),
+        ("LCOLS", 8),
+        ("LCOLS", 16),
     ] {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
     }

@@ -209,6 +209,10 @@ pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
         dnn_conv::dnn_conv_backward_filter_is_right::<B>,
     ));
     out.push((
+        "dnn_conv_staged_patch_is_right",
+        dnn_conv::dnn_conv_staged_patch_is_right::<B>,
+    ));
+    out.push((
         "dnn_conv_validates_the_tuned_configuration_once",
         dnn_conv::dnn_conv_validates_the_tuned_configuration_once::<B>,
     ));

@@ -1,0 +1,156 @@
+//! The starts of the search (`known_good`): the SGEMM case's shapes, and one start per
+//! parameter that the layer's short search should measure.
+
+use tune::{Config, Space};
+
+use super::DnnConv;
+
+impl DnnConv {
+    /// The forward pass's starts.
+    pub(super) fn forward_starts(&self, space: &Space) -> Vec<Config> {
+        // The shapes of the SGEMM case's bests on an H100 and H200 (kernels/sgemm.cu: 64 x 128
+        // tiles of 8 x 8 per work-item, float4 loads of both operands; 64 x 256 tiles of
+        // 16 x 8), with 32-bit offsets; then the first with scalar loads and 64-bit
+        // offsets, the kernel as it was before VA, VB and I32, for comparison within the
+        // run; then the first with its reduction split in 2 and 3 (SPLITK), with
+        // 96-channel tiles, with one gathered pixel per work-item in a row (VB=1) and, in the
+        // filters' order, narrower load rows (LCOLS), so that a short search measures the
+        // new parameters on every layer; then, where the channels are few (the filters'
+        // order), output tiles of 8 x 8, 16 x 8 and 8 x 16 pixels whose input patch is staged
+        // in local memory (PATCH), with 64 or 128 work-items, with the output tile written
+        // from registers or by rows through local memory (OSTAGE). Each where it fits this layer:
+        // channels innermost where they divide, else in the filters' order with the
+        // precomputed offsets.
+        let base = [
+            ("BM", 64),
+            ("BN", 128),
+            ("BK", 16),
+            ("MDIM", 8),
+            ("NDIM", 16),
+            ("VS", 4),
+            ("DB", 1),
+            ("PADA", 4),
+            ("PADB", 0),
+            ("UNR", 1),
+            ("FLAYOUT", 1),
+            ("VA", 4),
+            ("VB", 4),
+            ("I32", 1),
+            ("PRE", 1),
+            ("SPLITK", 1),
+            ("LCOLS", 0),
+            ("PATCH", 0),
+            ("OSTAGE", 0),
+            ("MINB", 2),
+        ];
+        let shapes: [&[(&str, i64)]; 20] = [
+            &[],
+            &[("BN", 256), ("MDIM", 4), ("NDIM", 32)],
+            &[("VA", 1), ("VB", 1), ("I32", 0), ("PRE", 0)],
+            &[("SPLITK", 2)],
+            &[("SPLITK", 3)],
+            &[("BM", 96)],
+            // Pixels gathered one per work-item in a row: at stride 4 (AlexNet L1) four
+            // side by side put a warp's loads 64 bytes apart, one apart puts them 16.
+            &[("VB", 1)],
+            // In the filters' order, rows of 8 or 16 work-items: a warp's loads cover 4 or 2
+            // neighbouring taps of 8 or 16 pixels, sharing their sectors.
+            &[("VB", 1), ("LCOLS", 8)],
+            &[("VB", 1), ("LCOLS", 16)],
+            // The staged patch: 64-pixel tiles (8 x 8: AlexNet L1's 55 x 55 in 7 x 7 tiles)
+            // of 8 x 8 or 8 x 4 per work-item, and 128-pixel tiles (16 x 8, 8 x 16).
+            &[("BN", 64), ("NDIM", 8), ("PATCH", 8)],
+            &[("BN", 64), ("NDIM", 16), ("PATCH", 8)],
+            &[("BN", 64), ("NDIM", 8), ("PATCH", 8), ("VB", 1)],
+            &[("PATCH", 8)],
+            &[("PATCH", 16)],
+            // And with the output tile written by rows through local memory.
+            &[("BN", 64), ("NDIM", 8), ("PATCH", 8), ("OSTAGE", 1)],
+            &[("BN", 64), ("NDIM", 16), ("PATCH", 8), ("OSTAGE", 1)],
+            // Runs of 128 pixels of one image (PATCH 1: under 2% of AlexNet L1's tiles past
+            // an image's end, against 18% for 16 x 8), also with the k steps of 8, pairs
+            // of pixels per read and gathered pixels apart of AlexNet L1's best in
+            // session 5's first call (PATCH 0).
+            &[("PATCH", 1)],
+            &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 1)],
+            &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 2)],
+            &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 1), ("OSTAGE", 1)],
+        ];
+        // Where the channels can go innermost (BK=16 divides them), the filters' order is
+        // not the layer's start, nor are its load rows or a staged patch.
+        let channels_inner = self.layer.c % 16 == 0;
+        let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+        shapes
+            .iter()
+            .filter(|shape| {
+                !(channels_inner && shape.iter().any(|(n, _)| *n == "LCOLS" || *n == "PATCH"))
+            })
+            .filter_map(|shape| {
+                [1, 0].into_iter().find_map(|order| {
+                    let given = base
+                        .iter()
+                        .map(|&(n, v)| {
+                            let v = shape.iter().find(|(m, _)| *m == n).map_or(v, |s| s.1);
+                            match n {
+                                // PRE is the filters' order's only.
+                                "PRE" if order == 1 => (n, 0),
+                                _ => (n, v),
+                            }
+                        })
+                        .chain([("KORDER", order)])
+                        .filter(|(n, _)| names.contains(n))
+                        .map(|(n, v)| (n, tune::Value::Int(v)));
+                    space.config_from_values(given).ok()
+                })
+            })
+            .collect()
+    }
+}
+
+/// Backward-filter's starts: the SGEMM's 64 x 128 tiles of 8 x 8 with the reduction split
+/// in 16 (39 tiles x 16 on AlexNet L2 fill 132 compute units about 5 times), then in 8 and
+/// 32, with pairs of taps per work-item instead of 4, and 64 x 64 tiles.
+pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
+    let base = [
+        ("BM", 64),
+        ("BN", 128),
+        ("BK", 16),
+        ("MDIM", 8),
+        ("NDIM", 16),
+        ("VS", 4),
+        ("DB", 1),
+        ("PADA", 4),
+        ("PADB", 0),
+        ("UNR", 1),
+        ("FLAYOUT", 0),
+        ("KORDER", 0),
+        ("VA", 1),
+        ("VB", 4),
+        ("I32", 1),
+        ("PRE", 0),
+        ("SPLITK", 16),
+        ("LCOLS", 0),
+        ("PATCH", 0),
+        ("OSTAGE", 0),
+        ("MINB", 2),
+    ];
+    let shapes: [&[(&str, i64)]; 5] = [
+        &[],
+        &[("SPLITK", 8)],
+        &[("SPLITK", 32)],
+        &[("VB", 2)],
+        &[("BN", 64), ("MDIM", 8), ("NDIM", 16), ("VS", 2), ("VB", 2)],
+    ];
+    let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+    shapes
+        .iter()
+        .filter_map(|shape| {
+            let given = base
+                .iter()
+                .map(|&(n, v)| (n, shape.iter().find(|(m, _)| *m == n).map_or(v, |s| s.1)))
+                .filter(|(n, _)| names.contains(n))
+                .map(|(n, v)| (n, tune::Value::Int(v)));
+            space.config_from_values(given).ok()
+        })
+        .collect()
+}
