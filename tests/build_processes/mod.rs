@@ -66,10 +66,11 @@ fn builders_build_what_runs(dev: Arc<OpenCl>) {
         }
     });
     assert_eq!(ev.backend().build_processes_failed(), None);
-    let running = children() - before;
+    // No other test of this binary leaves processes running (they run one at a time).
+    let running = children().saturating_sub(before);
     assert!((1..=2).contains(&running), "{running} builder processes");
     drop(ev);
-    assert_eq!(children(), before, "the builders end with the backend");
+    assert!(children() <= before, "the builders end with the backend");
 }
 
 fn a_failed_build_keeps_the_log(dev: Arc<OpenCl>) {
