@@ -9,7 +9,8 @@ use crate::evaluate::Failure;
 use crate::{Error, Result};
 
 /// The environment variable that sets the number of builder processes (0: build in the
-/// tuning process); it overrides the default of [`default_processes`].
+/// tuning process); it overrides the default (on NVIDIA's platform one per core, up to 8;
+/// elsewhere none).
 pub const BUILD_PROCESSES_ENV: &str = "TUNE_OPENCL_BUILD_PROCESSES";
 
 /// Most builder processes by default: each holds a context on the device.
