@@ -202,6 +202,22 @@ pub enum Error {
         /// What is missing and how to get it.
         reason: String,
     },
+    /// The device can no longer run work in this process (a CUDA context poisoned by a
+    /// sticky error, which current drivers do not let a process replace). The run stops
+    /// instead of recording every later configuration as a failure; its log keeps the
+    /// evaluations so far.
+    #[error(
+        "device `{device}` can no longer run work in this process: {reason}. The evaluations \
+         so far are in the run's log: run again in a new process, resuming from the log, to go \
+         on; or evaluate through `backend::isolated::Isolated`, which replaces its worker \
+         process after such an error"
+    )]
+    DeviceLost {
+        /// The device, as the evaluator names it.
+        device: String,
+        /// What made it unusable.
+        reason: String,
+    },
     /// No device matches the query.
     #[error("no {backend} device matches `{query}`; available: {available}")]
     DeviceNotFound {

@@ -379,6 +379,13 @@ pub trait Backend: Send + Sync + 'static {
     fn healthy(&self) -> bool {
         true
     }
+
+    /// Why the device can no longer run work in this process, once it cannot: after an
+    /// error that poisons the process (a CUDA sticky error) and a failed attempt to replace
+    /// the context. The default: never.
+    fn lost(&self) -> Option<String> {
+        None
+    }
 }
 
 /// A copy between the host and a device buffer.

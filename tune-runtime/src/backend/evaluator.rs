@@ -749,6 +749,10 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
         Ok(m)
     }
 
+    fn lost(&self) -> Option<String> {
+        self.backend.lost()
+    }
+
     fn device(&self) -> String {
         self.backend.device().describe()
     }

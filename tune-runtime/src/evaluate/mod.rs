@@ -204,6 +204,14 @@ pub trait Evaluator: Send + Sync {
         None
     }
 
+    /// Why the device can no longer measure in this process, if it cannot (a CUDA context
+    /// poisoned by a sticky error that the driver will not let the process replace). The
+    /// tuner checks it after a failed evaluation and then stops the run with
+    /// [`Error::DeviceLost`](crate::Error::DeviceLost). The default: never lost.
+    fn lost(&self) -> Option<String> {
+        None
+    }
+
     /// Names the device measured on, for the results database (e.g. `"NVIDIA H100 (CUDA)"`).
     fn device(&self) -> String {
         "cpu".into()
@@ -226,6 +234,9 @@ impl<E: Evaluator> Evaluator for &E {
     }
     fn measure(&self, s: &Space, c: &Config, p: E::Prepared) -> Result<Measured<E::Cost>, Failure> {
         (**self).measure(s, c, p)
+    }
+    fn lost(&self) -> Option<String> {
+        (**self).lost()
     }
     fn charged_time(&self, s: &Space, c: &Config) -> Option<Duration> {
         (**self).charged_time(s, c)

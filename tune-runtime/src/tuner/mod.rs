@@ -372,6 +372,8 @@ mod tests;
 #[cfg(test)]
 mod tests_costs;
 #[cfg(test)]
+mod tests_lost;
+#[cfg(test)]
 mod tests_polish;
 #[cfg(test)]
 mod tests_remeasure;

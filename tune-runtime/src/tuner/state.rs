@@ -281,7 +281,19 @@ impl<C: Cost> State<C> {
         outcome: Outcome<C>,
     ) -> Result<Option<f64>> {
         let charge = evaluator.charged_time(&self.space, config);
-        self.finish_on(charge, None, index, config, prep_time, outcome)
+        let cost = self.finish_on(charge, None, index, config, prep_time, outcome)?;
+        // A device lost to the process would fail every later configuration: stop here,
+        // with this evaluation in the log, so that a new process can resume.
+        if cost.is_none() {
+            if let Some(reason) = evaluator.lost() {
+                self.bar.finish(&self.progress);
+                return Err(Error::DeviceLost {
+                    device: evaluator.device(),
+                    reason,
+                });
+            }
+        }
+        Ok(cost)
     }
 
     /// [`State::finish`] with the simulated time to charge given (in runs on several

@@ -73,6 +73,9 @@ struct State {
     dev: CudaDevice,
     generation: u64,
     poisoned: bool,
+    /// Why the device is lost to this process: set when a rebuild after a sticky error
+    /// failed.
+    lost: Option<String>,
     flush: Option<CudaSlice<u8>>,
     buffers: Vec<Weak<Mutex<Option<CudaSlice<u8>>>>>,
 }
@@ -164,6 +167,7 @@ impl Cuda {
                 dev,
                 generation: 0,
                 poisoned: false,
+                lost: None,
                 flush: None,
                 buffers: Vec::new(),
             }),
@@ -276,14 +280,21 @@ impl Cuda {
             guards.push((g, bytes));
         }
         st.flush = None;
-        let fresh = CudaDevice::open_ordinal(ordinal).map_err(|e| {
-            Failure::Launch(format!(
-                "the CUDA context could not be rebuilt after a sticky error ({e}); the driver \
-                 keeps a process in this state until it exits: restart the process (a tuning \
-                 run resumes from its log), or run kernels that may fault through \
-                 `backend::isolated::Isolated`, which replaces its worker process"
-            ))
-        })?;
+        let fresh = match CudaDevice::open_ordinal(ordinal) {
+            Ok(fresh) => fresh,
+            Err(e) => {
+                let why = format!(
+                    "the CUDA context could not be rebuilt after a sticky error ({e}); the \
+                     driver keeps a process in this state until it exits"
+                );
+                st.lost = Some(why.clone());
+                return Err(Failure::Launch(format!(
+                    "{why}: restart the process (a tuning run resumes from its log), or run \
+                     kernels that may fault through `backend::isolated::Isolated`, which \
+                     replaces its worker process"
+                )));
+            }
+        };
         for (g, bytes) in guards.iter_mut() {
             **g = Some(
                 fresh
@@ -369,6 +380,13 @@ impl Backend for Cuda {
 
     fn healthy(&self) -> bool {
         !self.is_poisoned()
+    }
+
+    fn lost(&self) -> Option<String> {
+        match self.state.lock() {
+            Ok(st) => st.lost.clone(),
+            Err(_) => Some("the CUDA backend's state lock is poisoned".into()),
+        }
     }
 
     fn compile(&self, request: &CompileRequest<'_>) -> Result<CudaKernel, Failure> {
