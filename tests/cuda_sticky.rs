@@ -50,6 +50,58 @@ fn a_faulting_kernel_is_a_launch_failure(cuda: Arc<Cuda>) {
     }
 }
 
+/// A tuning run in a process whose CUDA context a fault poisoned stops with
+/// `Error::DeviceLost` (current drivers refuse a new context), its evaluations in the log,
+/// instead of recording every later configuration as a failure; a driver that lets the
+/// context be rebuilt goes on measuring.
+fn a_tuning_run_on_a_lost_device_stops_with_its_log(cuda: Arc<Cuda>) {
+    let space = SpaceBuilder::new()
+        .param(Param::<u32>::values("MODE", [0, 1, 2, 3, 4, 5]))
+        .build()
+        .unwrap();
+    let spec = KernelSpec::new(
+        "extern \"C\" __global__ void k(float* y) {
+            if (MODE == 0) { float* p = (float*)0x10; p[threadIdx.x] = y[0]; }
+            else { y[threadIdx.x] = MODE; }
+        }",
+        "k",
+    )
+    .global(|_| [128])
+    .local(|_| [128])
+    .buffer(BufferArg::zeros::<f32>(128));
+    let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, spec);
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    // The first test of this binary may have poisoned the process already: creating the
+    // evaluator (its buffers) can be what finds the device lost.
+    let run = eval.and_then(|eval| {
+        tune::Tuner::new(space.clone(), eval)
+            .start_from([space.get(0).unwrap()])
+            .log(&log)
+            .progress(false)
+            .run()
+    });
+    match run {
+        Err(tune::Error::DeviceLost { reason, .. }) => {
+            eprintln!("device lost: {reason}");
+            let logged = tune::results::log::read(&log).unwrap();
+            assert!(
+                logged.len() <= 2,
+                "{} evaluations after the loss",
+                logged.len()
+            );
+        }
+        Err(tune::Error::Backend { message, .. }) => {
+            assert!(message.contains("sticky"), "{message}")
+        }
+        Ok(r) => assert!(
+            r.valid > 0,
+            "a driver that rebuilds the context measures again"
+        ),
+        Err(e) => panic!("expected the device lost or the run to go on, got {e}"),
+    }
+}
+
 /// The CUDA device in a worker process. The parent never touches the GPU itself: the test
 /// above may have poisoned this process's CUDA state already.
 fn isolated_a_faulting_kernel_is_a_launch_failure_and_the_next_configuration_measures(
@@ -136,6 +188,11 @@ fn main() -> ExitCode {
         &gpu,
         "a_faulting_kernel_is_a_launch_failure",
         a_faulting_kernel_is_a_launch_failure,
+    );
+    suite.device(
+        &gpu,
+        "a_tuning_run_on_a_lost_device_stops_with_its_log",
+        a_tuning_run_on_a_lost_device_stops_with_its_log,
     );
     suite.device(
         &worker,

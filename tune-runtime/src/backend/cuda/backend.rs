@@ -416,6 +416,14 @@ impl Backend for Cuda {
                 .fetch_add((compiled.seconds * 1e9) as u64, Ordering::Relaxed);
             self.compiles.fetch_add(1, Ordering::Relaxed);
         }
+        // A context poisoned by a sticky error cannot load it: replace the context first
+        // (or say the device is lost), so that later configurations do not all fail here.
+        {
+            let mut st = self.lock()?;
+            if st.poisoned {
+                self.rebuild(&mut st)?;
+            }
+        }
         // Load it once here, on the compiling thread, to read the kernel's own limits.
         let (gen, ctx) = self
             .ctx
