@@ -173,19 +173,32 @@ fn report_md(spaces: &[runs::Space], all: &[runs::Run]) -> (String, String) {
     .unwrap();
     md.push_str(&report::versus(&rows, default));
     for by in ["kernel", "gpu"] {
-        let (cv, pick) = report::cross_validate(&g, &st, by);
+        let cv = report::cross_validate(&g, &st, by, "tune");
+        let has_kt = g.keys().any(|k| k.0 != "tune");
+        let kt = has_kt.then(|| report::cross_validate(&g, &st, by, "kernel_tuner"));
         writeln!(
             md,
             "\n### Cross-validated choice of the default (leave one {by} out)\n"
         )
         .unwrap();
-        md.push_str(&cv);
+        md.push_str(&cv.md);
+        writeln!(md).unwrap();
+        md.push_str(&report::cv_table(&cv, kt.as_ref(), &rows));
         writeln!(
             md,
             "\nChosen on all spaces: `{}`.",
-            pick.unwrap_or_default()
+            cv.pick.unwrap_or_default()
         )
         .unwrap();
+        if let Some(kt) = kt {
+            writeln!(
+                md,
+                "\nKernel Tuner's strategy by the same procedure:\n\n{}\nChosen on all spaces: `{}`.",
+                kt.md,
+                kt.pick.unwrap_or_default()
+            )
+            .unwrap();
+        }
     }
     md.push_str("\n### Per space (fraction at 50 / 100 / 200 / 500 / 1000 evaluations, score)\n");
     let mut csv = String::from("tool,technique,space,score_rust\n");
