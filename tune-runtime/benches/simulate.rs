@@ -16,7 +16,8 @@
 //! over seeds, with standard errors), the methodology score (`tune_runtime::score`) and the
 //! cross-validated choice of the default technique (leave one kernel out, leave one GPU
 //! out). Environment: `TUNE_SIM_DATA` (folder of recorded spaces; default
-//! `../shared/data/tuning-caches/benchmark_hub` beside the repository), `TUNE_SIM_SEEDS`
+//! `shared/data/tuning-caches/benchmark_hub` beside the repository or, in a git worktree,
+//! beside its main checkout), `TUNE_SIM_SEEDS`
 //! (default 20), `TUNE_SIM_FIRST_SEED` (default 0), `TUNE_SIM_MAX_BUDGET` (a smaller largest
 //! budget, for quick experiments), `TUNE_SIM_TECHNIQUES` (comma-separated), `TUNE_META_TECHNIQUE`
 //! (`hybrid`, the default, or `guided`: whose hyper-parameters `meta` tunes), `TUNE_META_SECONDS` (CPU seconds
@@ -25,6 +26,10 @@
 //! Under `cargo test --benches` it only makes a quick smoke run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "simulate/clock.rs"]
+mod clock;
+#[path = "simulate/data.rs"]
+mod data;
 #[path = "simulate/meta.rs"]
 mod meta;
 #[path = "simulate/report.rs"]
@@ -49,12 +54,16 @@ fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not.
     let smoke = !raw.iter().any(|a| a == "--bench");
     let args: Vec<String> = raw.into_iter().filter(|a| !a.starts_with("--")).collect();
-    let data = std::env::var("TUNE_SIM_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../shared/data/tuning-caches/benchmark_hub")
-        });
+    let data = match std::env::var("TUNE_SIM_DATA") {
+        Ok(d) => PathBuf::from(d),
+        Err(_) => match data::default_data(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..")) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("simulate: {e}; skipping");
+                return;
+            }
+        },
+    };
     let spaces = runs::spaces(&data);
     if spaces.is_empty() {
         eprintln!(
