@@ -70,6 +70,9 @@ pub struct Surrogate {
     rank_costs: bool,
     /// Rows from other devices trained on beside the run's own ([`Surrogate::pool`]).
     pool: Option<pool::Pool>,
+    interactions: bool,
+    /// The pairs of size parameters whose log product and log ratio are features.
+    pairs: Vec<(usize, usize)>,
 }
 
 impl Default for Surrogate {
@@ -115,7 +118,21 @@ impl Surrogate {
             thompson: false,
             rank_costs: false,
             pool: None,
+            interactions: false,
+            pairs: Vec::new(),
         }
+    }
+    /// Adds the log product and the log ratio of every pair of size parameters (numbers,
+    /// all positive, more than one value) as features (default: off). What a kernel's
+    /// speed follows is often such a product or ratio (threads per block = block x times
+    /// block y, the output tile = block size times tile size, work per thread = tile /
+    /// threads), a diagonal in the parameters' logarithms that the trees' axis-aligned
+    /// splits can only approximate in steps, so the model blurs the fastest region's
+    /// configurations together; one split on the product tells them apart.
+    #[must_use]
+    pub fn interactions(mut self, on: bool) -> Self {
+        self.interactions = on;
+        self
     }
     /// Proposes by Thompson sampling (default: off): each proposal draws one tree of the
     /// forest and takes the configuration that tree predicts fastest (ties by expected
@@ -230,7 +247,7 @@ impl Surrogate {
     }
 
     fn features(&self, space: &Space, cfg: &Config) -> Vec<f64> {
-        space
+        let mut f: Vec<f64> = space
             .params()
             .iter()
             .zip(cfg.raw())
@@ -246,7 +263,12 @@ impl Surrogate {
                     }
                 }
             })
-            .collect()
+            .collect();
+        for &(i, j) in &self.pairs {
+            f.push(f[i] + f[j]);
+            f.push(f[i] - f[j]);
+        }
+        f
     }
 
     fn features_of(&self, space: &Space, index: u128) -> Option<Vec<f64>> {
@@ -693,6 +715,17 @@ impl Technique for Surrogate {
                 }
             })
             .collect();
+        self.pairs = Vec::new();
+        if self.interactions {
+            let sized: Vec<usize> = (0..self.log.len())
+                .filter(|&k| self.log[k] && space.params()[k].domain_len() > 1)
+                .collect();
+            for (a, &i) in sized.iter().enumerate() {
+                for &j in &sized[a + 1..] {
+                    self.pairs.push((i, j));
+                }
+            }
+        }
         self.all = if space.len() <= self.exhaustive {
             space
                 .iter()
