@@ -77,7 +77,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 19] = [
+pub const VARIANTS: [&str; 20] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -103,6 +103,8 @@ pub const VARIANTS: [&str; 19] = [
     // Round 6, on top of the default: the log products and ratios of the size parameters
     // as features.
     "surrogate[init=10;exploit=0.25;inter=1]>bandit(1.0,100)",
+    // Round 6's second: extremely randomised trees (random cuts, no bootstrap).
+    "surrogate[init=10;exploit=0.25;et=1]>bandit(1.0,100)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -269,7 +271,8 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
 /// `trees`, `split`, `init`, `xi`, `exploit`, `spread`, `feas` (failures modelled apart
 /// when not 0), `local` (share of proposals near the incumbent), `ts` (Thompson sampling
 /// when not 0), `rank` (the forest fitted to ranks when not 0), `inter` (the log products
-/// and ratios of size parameters as features when not 0).
+/// and ratios of size parameters as features when not 0), `et` (extremely randomised trees
+/// when not 0).
 fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
     let mut t = tune_runtime::search::Surrogate::new();
     for kv in opts.split(';').filter(|s| !s.is_empty()) {
@@ -287,6 +290,7 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "ts" => t.thompson(x != 0.0),
             "rank" => t.rank_costs(x != 0.0),
             "inter" => t.interactions(x != 0.0),
+            "et" => t.extra_trees(x != 0.0),
             _ => return None,
         };
     }

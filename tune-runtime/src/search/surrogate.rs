@@ -94,6 +94,7 @@ impl Surrogate {
                 min_split: 3,
                 features: 1.0,
                 bootstrap: true,
+                random_cuts: false,
             },
             samples: 1000,
             exhaustive: 20_000,
@@ -121,6 +122,19 @@ impl Surrogate {
             interactions: false,
             pairs: Vec::new(),
         }
+    }
+    /// Grows extremely randomised trees (default: off): every tree sees all the
+    /// measurements, and each split takes the best of one random cut per feature (drawn
+    /// between the node's smallest and largest value) instead of the best cut of all,
+    /// which falls midway between measured values in every tree alike. The forest's
+    /// prediction then changes gradually between measurements, where the best cuts make
+    /// it flat, with ties that expected improvement can only break at random, and the
+    /// trees' spread grows with the distance from what was measured.
+    #[must_use]
+    pub fn extra_trees(mut self, on: bool) -> Self {
+        self.growth.random_cuts = on;
+        self.growth.bootstrap = !on;
+        self
     }
     /// Adds the log product and the log ratio of every pair of size parameters (numbers,
     /// all positive, more than one value) as features (default: off). What a kernel's
