@@ -130,3 +130,27 @@ fn the_meta_clock_counts_cpu_time_not_waiting() {
     });
     assert!(c.spent() >= 0.29, "{}", c.spent());
 }
+
+#[test]
+fn the_bench_takes_kernel_tuner_caches_only() {
+    let data = concat!(env!("CARGO_MANIFEST_DIR"), "/tests/data");
+    let cache = Path::new(data).join("test_cache_file.json");
+    assert!(data::is_kernel_tuner_cache(&cache));
+    let dir = tempfile::tempdir().unwrap();
+    // Gzipped, as the recorded spaces are.
+    let gz = dir.path().join("cache.json.gz");
+    let mut enc = flate2::write::GzEncoder::new(
+        std::fs::File::create(&gz).unwrap(),
+        flate2::Compression::fast(),
+    );
+    std::io::Write::write_all(&mut enc, &std::fs::read(&cache).unwrap()).unwrap();
+    enc.finish().unwrap();
+    assert!(data::is_kernel_tuner_cache(&gz));
+    // Another tool's results (a T4 file has no `tune_params`), and no JSON at all.
+    let t4 = dir.path().join("t4.json");
+    std::fs::write(&t4, r#"{"results": [], "schema_version": "1.0.0"}"#).unwrap();
+    assert!(!data::is_kernel_tuner_cache(&t4));
+    assert!(!data::is_kernel_tuner_cache(
+        &dir.path().join("missing.json")
+    ));
+}

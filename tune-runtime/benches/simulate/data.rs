@@ -34,3 +34,23 @@ pub fn default_data(repo: &Path) -> Result<PathBuf, String> {
         )),
     }
 }
+
+/// Whether `path` (JSON, gzipped when its name ends in `.gz`) is a Kernel Tuner cache file:
+/// a document with a `tune_params` object. The bench compares both tools on the same
+/// spaces, and Kernel Tuner's runs read only its caches, so other recordings that
+/// `Recording` reads (T4 and KTT files, converted) are left out.
+pub fn is_kernel_tuner_cache(path: &Path) -> bool {
+    use std::io::Read as _;
+    let Ok(file) = std::fs::File::open(path) else {
+        return false;
+    };
+    let mut text = String::new();
+    let read = if path.extension().is_some_and(|e| e == "gz") {
+        flate2::read::GzDecoder::new(file).read_to_string(&mut text)
+    } else {
+        std::io::BufReader::new(file).read_to_string(&mut text)
+    };
+    read.is_ok()
+        && serde_json::from_str::<serde_json::Value>(&text)
+            .is_ok_and(|doc| doc.get("tune_params").is_some_and(|t| t.is_object()))
+}

@@ -41,12 +41,20 @@ pub fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every Kernel Tuner cache under `data` with a valid configuration.
+/// Every Kernel Tuner cache under `data` with a valid configuration (other recordings are
+/// left out: see [`super::data::is_kernel_tuner_cache`]).
 pub fn spaces(data: &Path) -> Vec<Space> {
     let mut paths = Vec::new();
     files(data, &mut paths);
     let mut out = Vec::new();
     for p in &paths {
+        if !super::data::is_kernel_tuner_cache(p) {
+            eprintln!(
+                "simulate: {}: not a Kernel Tuner cache (Kernel Tuner's runs read only those); skipped",
+                p.display()
+            );
+            continue;
+        }
         match Recording::open(p) {
             Ok(rec) if rec.true_best().is_some() => {
                 let name = p.strip_prefix(data).unwrap_or(p).display().to_string();
