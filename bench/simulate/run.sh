@@ -9,20 +9,17 @@
 #   REPORT_ONLY=1 bench/simulate/run.sh      # the tables from the committed trajectories
 #                                            # (data/*.csv.gz), nothing re-run
 #
-# Environment: TUNE_SIM_DATA (default ../shared/data/tuning-caches/benchmark_hub beside the
-# repository), SEEDS (both tools, default 20), KT_JOBS (default 2), TUNE_META_SECONDS
+# Environment: TUNE_SIM_DATA (default shared/data/tuning-caches/benchmark_hub beside the
+# repository or, in a git worktree, beside its main checkout: see data_dir.sh), SEEDS (both tools, default 20), KT_JOBS (default 2), TUNE_META_SECONDS
 # (CPU seconds of hyper-parameter search per training fold, default 600; RESULTS.md used 300).
 set -euo pipefail
 here="$(cd "$(dirname "$0")" && pwd)"
 root="$(cd "$here/../.." && pwd)"
-export TUNE_SIM_DATA="${TUNE_SIM_DATA:-$root/../shared/data/tuning-caches/benchmark_hub}"
+TUNE_SIM_DATA="$("$here/data_dir.sh")"
+export TUNE_SIM_DATA
 seeds="${SEEDS:-20}"
 out="$here/out"
 mkdir -p "$out"
-if [ ! -d "$TUNE_SIM_DATA" ]; then
-  echo "no recorded spaces at $TUNE_SIM_DATA; set TUNE_SIM_DATA" >&2
-  exit 1
-fi
 bench() { (cd "$root" && cargo bench -p tune-runtime --bench simulate -- "$@"); }
 if [ "${REPORT_ONLY:-0}" = 1 ]; then
   python3 "$here/pack.py" unpack "$here/data/tune" "$out/tune.jsonl"

@@ -16,7 +16,8 @@
 //! over seeds, with standard errors), the methodology score (`tune_runtime::score`) and the
 //! cross-validated choice of the default technique (leave one kernel out, leave one GPU
 //! out). Environment: `TUNE_SIM_DATA` (folder of recorded spaces; default
-//! `../shared/data/tuning-caches/benchmark_hub` beside the repository), `TUNE_SIM_SEEDS`
+//! `shared/data/tuning-caches/benchmark_hub` beside the repository or, in a git worktree,
+//! beside its main checkout), `TUNE_SIM_SEEDS`
 //! (default 20), `TUNE_SIM_FIRST_SEED` (default 0), `TUNE_SIM_MAX_BUDGET` (a smaller largest
 //! budget, for quick experiments), `TUNE_SIM_TECHNIQUES` (comma-separated), `TUNE_META_TECHNIQUE`
 //! (`hybrid`, the default, or `guided`: whose hyper-parameters `meta` tunes), `TUNE_META_SECONDS` (CPU seconds
@@ -25,6 +26,10 @@
 //! Under `cargo test --benches` it only makes a quick smoke run.
 #![allow(clippy::unwrap_used, clippy::expect_used, clippy::panic)]
 
+#[path = "simulate/clock.rs"]
+mod clock;
+#[path = "simulate/data.rs"]
+mod data;
 #[path = "simulate/meta.rs"]
 mod meta;
 #[path = "simulate/report.rs"]
@@ -49,12 +54,16 @@ fn main() {
     // `cargo bench` passes `--bench`; `cargo test --benches` does not.
     let smoke = !raw.iter().any(|a| a == "--bench");
     let args: Vec<String> = raw.into_iter().filter(|a| !a.starts_with("--")).collect();
-    let data = std::env::var("TUNE_SIM_DATA")
-        .map(PathBuf::from)
-        .unwrap_or_else(|_| {
-            Path::new(env!("CARGO_MANIFEST_DIR"))
-                .join("../../shared/data/tuning-caches/benchmark_hub")
-        });
+    let data = match std::env::var("TUNE_SIM_DATA") {
+        Ok(d) => PathBuf::from(d),
+        Err(_) => match data::default_data(&Path::new(env!("CARGO_MANIFEST_DIR")).join("..")) {
+            Ok(d) => d,
+            Err(e) => {
+                eprintln!("simulate: {e}; skipping");
+                return;
+            }
+        },
+    };
     let spaces = runs::spaces(&data);
     if spaces.is_empty() {
         eprintln!(
@@ -173,19 +182,32 @@ fn report_md(spaces: &[runs::Space], all: &[runs::Run]) -> (String, String) {
     .unwrap();
     md.push_str(&report::versus(&rows, default));
     for by in ["kernel", "gpu"] {
-        let (cv, pick) = report::cross_validate(&g, &st, by);
+        let cv = report::cross_validate(&g, &st, by, "tune");
+        let has_kt = g.keys().any(|k| k.0 != "tune");
+        let kt = has_kt.then(|| report::cross_validate(&g, &st, by, "kernel_tuner"));
         writeln!(
             md,
             "\n### Cross-validated choice of the default (leave one {by} out)\n"
         )
         .unwrap();
-        md.push_str(&cv);
+        md.push_str(&cv.md);
+        writeln!(md).unwrap();
+        md.push_str(&report::cv_table(&cv, kt.as_ref(), &rows));
         writeln!(
             md,
             "\nChosen on all spaces: `{}`.",
-            pick.unwrap_or_default()
+            cv.pick.unwrap_or_default()
         )
         .unwrap();
+        if let Some(kt) = kt {
+            writeln!(
+                md,
+                "\nKernel Tuner's strategy by the same procedure:\n\n{}\nChosen on all spaces: `{}`.",
+                kt.md,
+                kt.pick.unwrap_or_default()
+            )
+            .unwrap();
+        }
     }
     md.push_str("\n### Per space (fraction at 50 / 100 / 200 / 500 / 1000 evaluations, score)\n");
     let mut csv = String::from("tool,technique,space,score_rust\n");

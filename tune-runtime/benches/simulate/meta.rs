@@ -2,12 +2,12 @@
 
 use std::collections::BTreeMap;
 use std::fmt::Write as _;
-use std::time::Instant;
 
 use rand::rngs::SmallRng;
 use rand::{Rng, SeedableRng};
 use rayon::prelude::*;
 
+use super::clock::CpuClock;
 use super::report::{geomean, stat, Stat};
 use super::runs::{guided, simulate, variant, Candidate, Space, BUDGETS};
 
@@ -113,19 +113,17 @@ impl Target {
 }
 
 /// Random search over the target's hyper-parameters on `train`, for at most `cpu_seconds`
-/// of CPU time (wall time times threads), 3 seeds per candidate. The defaults are
-/// candidate 0.
+/// of this process's CPU time, 3 seeds per candidate. The defaults are candidate 0.
 fn search(
     target: Target,
     train: &[&Space],
     cpu_seconds: f64,
     rng: &mut SmallRng,
 ) -> (Candidate, f64, usize) {
-    let threads = rayon::current_num_threads() as f64;
-    let t0 = Instant::now();
+    let clock = CpuClock::start();
     let mut best: Option<(f64, Candidate)> = None;
     let mut tried = 0;
-    while t0.elapsed().as_secs_f64() * threads < cpu_seconds {
+    while clock.spent() < cpu_seconds {
         let cand = if tried == 0 {
             target.defaults()
         } else {

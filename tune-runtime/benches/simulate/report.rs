@@ -321,10 +321,23 @@ fn objective(per_space: &HashMap<String, Vec<&Run>>, st: &[&Stats]) -> Option<f6
     Some(total / BUDGETS.len() as f64)
 }
 
-/// Cross-validation of the choice among tune's techniques: for each fold (the spaces of one
-/// kernel, or of one GPU), the technique with the best training objective on the other
-/// folds is scored on the held-out spaces. Returns the markdown and the choice on all.
-pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str) -> (String, Option<String>) {
+/// What the cross-validation of one tool's choice gives on the held-out spaces.
+pub struct Cv {
+    /// The folds and their choices, as markdown.
+    pub md: String,
+    /// The choice on all spaces.
+    pub pick: Option<String>,
+    /// Geometric means over the held-out spaces at `BUDGETS`, then at `TIME_BUDGETS`
+    /// (`None` where a chosen technique's runs do not cover a budget).
+    pub columns: Vec<Option<Stat>>,
+    pub score: Option<f64>,
+}
+
+/// Cross-validation of the choice among one tool's techniques: for each fold (the spaces
+/// of one kernel, or of one GPU), the technique with the best training objective (budgets
+/// in evaluations) on the other folds is scored on the held-out spaces, in evaluations and
+/// in time.
+pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str, tool: &str) -> Cv {
     let label = |s: &Stats| -> String {
         if by == "kernel" {
             s.space.kernel.clone()
@@ -336,7 +349,7 @@ pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str) -> (String, Option<St
         m.entry(label(s)).or_insert_with(Vec::new).push(s);
         m
     });
-    let techs: Vec<&(String, String)> = g.keys().filter(|k| k.0 == "tune").collect();
+    let techs: Vec<&(String, String)> = g.keys().filter(|k| k.0 == tool).collect();
     let choose = |train: &[&Stats]| -> Option<String> {
         techs
             .iter()
@@ -344,8 +357,10 @@ pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str) -> (String, Option<St
             .max_by(|a, b| a.0.total_cmp(&b.0))
             .map(|x| x.1)
     };
-    // Held-out per-space stats of the technique chosen without that space's fold.
-    let mut held: Vec<Vec<Stat>> = vec![Vec::new(); BUDGETS.len()];
+    // Held-out per-space stats of the technique chosen without that space's fold, per
+    // column (budgets in evaluations, then in time); `None` marks a column not covered.
+    let columns = BUDGETS.len() + TIME_BUDGETS.len();
+    let mut held: Vec<Option<Vec<Stat>>> = vec![Some(Vec::new()); columns];
     let mut held_scores: Vec<f64> = Vec::new();
     let mut md =
         format!("Folds by {by}:\n\n| held out | spaces | chosen on the rest |\n|---|---|---|\n");
@@ -353,44 +368,97 @@ pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str) -> (String, Option<St
         let train: Vec<&Stats> = st.iter().filter(|s| label(s) != *name).collect();
         let Some(pick) = choose(&train) else { continue };
         writeln!(md, "| {name} | {} | `{pick}` |", test.len()).unwrap();
-        let runs = &g[&("tune".to_string(), pick.clone())];
+        let runs = &g[&(tool.to_string(), pick.clone())];
         for s in test {
             let one = std::slice::from_ref(*s);
-            if let Some(x) = row("tune", &pick, runs, one).score {
+            if let Some(x) = row(tool, &pick, runs, one).score {
                 held_scores.push(x);
             }
-        }
-        for (k, &b) in BUDGETS.iter().enumerate() {
-            for s in test {
-                if let Some(v) = runs
-                    .get(&s.space.name)
-                    .and_then(|r| at_evaluations(r, s.opt, b))
-                {
-                    held[k].push(stat(&v));
+            let Some(r) = runs.get(&s.space.name) else {
+                held.fill(None);
+                continue;
+            };
+            for (c, h) in held.iter_mut().enumerate() {
+                let v = match c.checked_sub(BUDGETS.len()) {
+                    None => at_evaluations(r, s.opt, BUDGETS[c]),
+                    Some(k) => {
+                        let n = TIME_BUDGETS[k];
+                        at_time(r, s.opt, n as f64 * s.stats.time_per_evaluation(), n)
+                    }
+                };
+                match (h.as_mut(), v) {
+                    (Some(h), Some(v)) => h.push(stat(&v)),
+                    _ => *h = None,
                 }
             }
         }
     }
-    md.push_str("\n| budget |");
+    let all: Vec<&Stats> = st.iter().collect();
+    Cv {
+        md,
+        pick: choose(&all),
+        columns: held
+            .iter()
+            .map(|h| h.as_ref().filter(|h| !h.is_empty()).map(|h| geomean(h)))
+            .collect(),
+        score: (held_scores.len() == st.len()).then(|| score::aggregate(&held_scores)),
+    }
+}
+
+/// The cross-validated table: tune's choice, Kernel Tuner's choice by the same procedure,
+/// and Kernel Tuner's best strategy per column picked on all spaces (in sample), at budgets
+/// in evaluations and in time.
+pub fn cv_table(tune: &Cv, kt: Option<&Cv>, rows: &[Row]) -> String {
+    let mut md = String::from("| |");
     for b in BUDGETS {
         write!(md, " {b} |").unwrap();
     }
-    md.push_str("\n|---|");
-    md.push_str(&"---|".repeat(BUDGETS.len()));
-    md.push_str("\n| cross-validated choice |");
-    for h in &held {
-        write!(md, " {} |", cell(&Some(geomean(h)))).unwrap();
+    for k in TIME_BUDGETS {
+        write!(md, " t{k} |").unwrap();
     }
+    md.push_str(" score |\n|---|");
+    md.push_str(&"---|".repeat(BUDGETS.len() + TIME_BUDGETS.len() + 1));
     md.push('\n');
-    if held_scores.len() == st.len() {
-        writeln!(
-            md,
-            "\nCross-validated methodology score: {:.3} (each space scored with the technique \
-             chosen without its fold).",
-            score::aggregate(&held_scores)
-        )
-        .unwrap();
+    let score = |s: Option<f64>| s.map_or("—".into(), |x| format!("{x:.3}"));
+    let mut line = |label: &str, cols: &[Option<Stat>], s: Option<f64>| {
+        write!(md, "| {label} |").unwrap();
+        for c in cols {
+            write!(md, " {} |", cell(c)).unwrap();
+        }
+        writeln!(md, " {} |", score(s)).unwrap();
+    };
+    line("tune, cross-validated choice", &tune.columns, tune.score);
+    if let Some(kt) = kt {
+        line(
+            "Kernel Tuner, cross-validated choice (same procedure)",
+            &kt.columns,
+            kt.score,
+        );
     }
-    let all: Vec<&Stats> = st.iter().collect();
-    (md, choose(&all))
+    let kt_rows: Vec<&Row> = rows.iter().filter(|r| r.tool != "tune").collect();
+    if !kt_rows.is_empty() {
+        let best = |c: usize| {
+            kt_rows
+                .iter()
+                .filter_map(|r| {
+                    if c < BUDGETS.len() {
+                        r.evals[c]
+                    } else {
+                        r.time[c - BUDGETS.len()]
+                    }
+                })
+                .max_by(|a, b| a.mean.total_cmp(&b.mean))
+        };
+        let cols: Vec<Option<Stat>> = (0..BUDGETS.len() + TIME_BUDGETS.len()).map(best).collect();
+        let s = kt_rows
+            .iter()
+            .filter_map(|r| r.score)
+            .max_by(f64::total_cmp);
+        line(
+            "Kernel Tuner, best strategy per column (in sample)",
+            &cols,
+            s,
+        );
+    }
+    md
 }

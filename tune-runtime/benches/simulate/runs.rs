@@ -41,12 +41,20 @@ pub fn files(dir: &Path, out: &mut Vec<PathBuf>) {
     }
 }
 
-/// Every Kernel Tuner cache under `data` with a valid configuration.
+/// Every Kernel Tuner cache under `data` with a valid configuration (other recordings are
+/// left out: see [`super::data::is_kernel_tuner_cache`]).
 pub fn spaces(data: &Path) -> Vec<Space> {
     let mut paths = Vec::new();
     files(data, &mut paths);
     let mut out = Vec::new();
     for p in &paths {
+        if !super::data::is_kernel_tuner_cache(p) {
+            eprintln!(
+                "simulate: {}: not a Kernel Tuner cache (Kernel Tuner's runs read only those); skipped",
+                p.display()
+            );
+            continue;
+        }
         match Recording::open(p) {
             Ok(rec) if rec.true_best().is_some() => {
                 let name = p.strip_prefix(data).unwrap_or(p).display().to_string();
@@ -77,7 +85,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 18] = [
+pub const VARIANTS: [&str; 20] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -100,6 +108,11 @@ pub const VARIANTS: [&str; 18] = [
     // instead of expected improvement; the forest fitted to the ranks of the costs.
     "surrogate[init=10;exploit=0.25;ts=1]>bandit(1.0,100)",
     "surrogate[init=10;exploit=0.25;rank=1]>bandit(1.0,100)",
+    // Round 6, on top of the default: the log products and ratios of the size parameters
+    // as features.
+    "surrogate[init=10;exploit=0.25;inter=1]>bandit(1.0,100)",
+    // Round 6's second: extremely randomised trees (random cuts, no bootstrap).
+    "surrogate[init=10;exploit=0.25;et=1]>bandit(1.0,100)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -265,7 +278,9 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
 /// `Surrogate` with the hyper-parameters `k=v` separated by `;` (`None` if one is unknown):
 /// `trees`, `split`, `init`, `xi`, `exploit`, `spread`, `feas` (failures modelled apart
 /// when not 0), `local` (share of proposals near the incumbent), `ts` (Thompson sampling
-/// when not 0), `rank` (the forest fitted to ranks when not 0).
+/// when not 0), `rank` (the forest fitted to ranks when not 0), `inter` (the log products
+/// and ratios of size parameters as features when not 0), `et` (extremely randomised trees
+/// when not 0).
 fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
     let mut t = tune_runtime::search::Surrogate::new();
     for kv in opts.split(';').filter(|s| !s.is_empty()) {
@@ -282,6 +297,8 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "local" => t.local_share(x),
             "ts" => t.thompson(x != 0.0),
             "rank" => t.rank_costs(x != 0.0),
+            "inter" => t.interactions(x != 0.0),
+            "et" => t.extra_trees(x != 0.0),
             _ => return None,
         };
     }

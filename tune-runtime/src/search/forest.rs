@@ -20,6 +20,10 @@ pub(crate) struct Growth {
     pub features: f64,
     /// Each tree sees a bootstrap sample of the rows (else all of them).
     pub bootstrap: bool,
+    /// Extremely randomised trees: each feature considered gets one cut drawn uniformly
+    /// between its smallest and largest value in the node, and the best of those cuts
+    /// splits (else the best cut of all, midway between neighbouring values).
+    pub random_cuts: bool,
 }
 
 #[derive(Clone, Debug)]
@@ -75,6 +79,7 @@ impl Forest {
                     d,
                     mtry,
                     min_split: growth.min_split.max(2),
+                    random_cuts: growth.random_cuts,
                     rng,
                     feats: Vec::new(),
                 };
@@ -143,6 +148,7 @@ struct Builder<'a> {
     d: usize,
     mtry: usize,
     min_split: usize,
+    random_cuts: bool,
     rng: &'a mut SmallRng,
     feats: Vec<usize>,
 }
@@ -211,6 +217,22 @@ impl Builder<'_> {
                 continue; // constant here: does not count as tried
             }
             tried += 1;
+            if self.random_cuts {
+                let (lo, hi) = (x[first][f], x[last][f]);
+                let cut = lo + (hi - lo) * self.rng.random::<f64>();
+                // Below `hi`, so the right side is never empty.
+                let cut = if cut >= hi { lo } else { cut };
+                let (mut left, mut nl) = (0.0, 0.0);
+                for &r in order.iter().take_while(|&&r| x[r][f] <= cut) {
+                    left += y[r];
+                    nl += 1.0;
+                }
+                let gain = left * left / nl + (total - left).powi(2) / (n - nl);
+                if best.is_none_or(|b| gain > b.0) {
+                    best = Some((gain, f, cut));
+                }
+                continue;
+            }
             let mut left = 0.0;
             for j in 0..order.len() - 1 {
                 left += y[order[j]];
@@ -244,6 +266,7 @@ mod tests {
         min_split: 2,
         features: 1.0,
         bootstrap: true,
+        random_cuts: false,
     };
 
     #[test]
@@ -275,5 +298,39 @@ mod tests {
         for q in &x {
             assert_eq!(a.predict(q), b.predict(q));
         }
+    }
+
+    #[test]
+    fn random_cuts_grade_the_prediction_between_measurements() {
+        // Two measurements, 0 at x = 0 and 1 at x = 10: best cuts all fall at 5, so the
+        // forest predicts one step; random cuts spread over (0, 10) give a ramp.
+        let x = vec![vec![0.0], vec![10.0]];
+        let y = vec![0.0, 1.0];
+        let growth = Growth {
+            trees: 64,
+            bootstrap: false,
+            random_cuts: true,
+            ..GROWTH
+        };
+        let mut rng = SmallRng::seed_from_u64(3);
+        let et = Forest::fit(&x, &y, &growth, &mut rng);
+        let at = |f: &Forest, v: f64| f.predict(&[v]).0;
+        assert!(at(&et, 2.0) < at(&et, 5.0) && at(&et, 5.0) < at(&et, 8.0));
+        assert!(at(&et, 0.0) == 0.0 && at(&et, 10.0) == 1.0);
+        let best = Forest::fit(
+            &x,
+            &y,
+            &Growth {
+                bootstrap: false,
+                ..GROWTH
+            },
+            &mut rng,
+        );
+        assert_eq!(at(&best, 2.0), at(&best, 4.0));
+        // And it still learns a step from enough rows.
+        let x: Vec<Vec<f64>> = (0..40).map(|i| vec![i as f64 / 40.0]).collect();
+        let y: Vec<f64> = x.iter().map(|r| f64::from(u8::from(r[0] > 0.5))).collect();
+        let et = Forest::fit(&x, &y, &growth, &mut rng);
+        assert!(at(&et, 0.1) < 0.1 && at(&et, 0.9) > 0.9);
     }
 }

@@ -70,6 +70,9 @@ pub struct Surrogate {
     rank_costs: bool,
     /// Rows from other devices trained on beside the run's own ([`Surrogate::pool`]).
     pool: Option<pool::Pool>,
+    interactions: bool,
+    /// The pairs of size parameters whose log product and log ratio are features.
+    pairs: Vec<(usize, usize)>,
 }
 
 impl Default for Surrogate {
@@ -91,6 +94,7 @@ impl Surrogate {
                 min_split: 3,
                 features: 1.0,
                 bootstrap: true,
+                random_cuts: false,
             },
             samples: 1000,
             exhaustive: 20_000,
@@ -115,7 +119,34 @@ impl Surrogate {
             thompson: false,
             rank_costs: false,
             pool: None,
+            interactions: false,
+            pairs: Vec::new(),
         }
+    }
+    /// Grows extremely randomised trees (default: off): every tree sees all the
+    /// measurements, and each split takes the best of one random cut per feature (drawn
+    /// between the node's smallest and largest value) instead of the best cut of all,
+    /// which falls midway between measured values in every tree alike. The forest's
+    /// prediction then changes gradually between measurements, where the best cuts make
+    /// it flat, with ties that expected improvement can only break at random, and the
+    /// trees' spread grows with the distance from what was measured.
+    #[must_use]
+    pub fn extra_trees(mut self, on: bool) -> Self {
+        self.growth.random_cuts = on;
+        self.growth.bootstrap = !on;
+        self
+    }
+    /// Adds the log product and the log ratio of every pair of size parameters (numbers,
+    /// all positive, more than one value) as features (default: off). What a kernel's
+    /// speed follows is often such a product or ratio (threads per block = block x times
+    /// block y, the output tile = block size times tile size, work per thread = tile /
+    /// threads), a diagonal in the parameters' logarithms that the trees' axis-aligned
+    /// splits can only approximate in steps, so the model blurs the fastest region's
+    /// configurations together; one split on the product tells them apart.
+    #[must_use]
+    pub fn interactions(mut self, on: bool) -> Self {
+        self.interactions = on;
+        self
     }
     /// Proposes by Thompson sampling (default: off): each proposal draws one tree of the
     /// forest and takes the configuration that tree predicts fastest (ties by expected
@@ -230,7 +261,7 @@ impl Surrogate {
     }
 
     fn features(&self, space: &Space, cfg: &Config) -> Vec<f64> {
-        space
+        let mut f: Vec<f64> = space
             .params()
             .iter()
             .zip(cfg.raw())
@@ -246,7 +277,12 @@ impl Surrogate {
                     }
                 }
             })
-            .collect()
+            .collect();
+        for &(i, j) in &self.pairs {
+            f.push(f[i] + f[j]);
+            f.push(f[i] - f[j]);
+        }
+        f
     }
 
     fn features_of(&self, space: &Space, index: u128) -> Option<Vec<f64>> {
@@ -693,6 +729,17 @@ impl Technique for Surrogate {
                 }
             })
             .collect();
+        self.pairs = Vec::new();
+        if self.interactions {
+            let sized: Vec<usize> = (0..self.log.len())
+                .filter(|&k| self.log[k] && space.params()[k].domain_len() > 1)
+                .collect();
+            for (a, &i) in sized.iter().enumerate() {
+                for &j in &sized[a + 1..] {
+                    self.pairs.push((i, j));
+                }
+            }
+        }
         self.all = if space.len() <= self.exhaustive {
             space
                 .iter()
