@@ -439,17 +439,27 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         let patch = |c: &tune::Config| c.get::<usize>(slot::PATCH);
         let patches = starts.iter().filter(|c| patch(c) > 0).count();
         assert_eq!(patches > 0, narrow, "{}", layer.name);
+        // And the gather checked by tap masks (MASK), 4 starts, 2 with the output staged.
+        let masks = starts
+            .iter()
+            .filter(|c| c.get::<usize>(slot::MASK) == 1)
+            .count();
         if narrow {
             assert!(starts.iter().any(|c| patch(c) == 1), "{}", layer.name);
             assert!(starts.iter().any(|c| c.get::<usize>(slot::OSTAGE) == 1));
+            assert!(starts
+                .iter()
+                .any(|c| c.get::<usize>(slot::OSTAGE) == 1 && patch(c) == 0));
         }
+        assert_eq!(masks, if narrow { 4 } else { 0 }, "{}", layer.name);
         assert_eq!(
             starts.len(),
             3 + usize::from(wide_fits)
                 + splits
                 + usize::from(ninety_six)
                 + 2 * usize::from(narrow)
-                + patches,
+                + patches
+                + masks,
             "{}",
             layer.name
         );
@@ -474,10 +484,11 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
             .filter(|&k| k > 1)
             .collect();
         assert_eq!(split.len(), splits, "{}", layer.name);
+        let unmasked = &starts[..starts.len() - masks];
         if ninety_six {
-            assert_eq!(starts[starts.len() - 2].get::<usize>(slot::BM), 96);
+            assert_eq!(unmasked[unmasked.len() - 2].get::<usize>(slot::BM), 96);
         }
-        assert_eq!(starts.last().unwrap().get::<usize>(slot::VB), 1);
+        assert_eq!(unmasked.last().unwrap().get::<usize>(slot::VB), 1);
         // The filters' order (AlexNet L1, VGG16 conv1_1) starts with the offset table.
         let korder = starts[0].get::<usize>(slot::KORDER);
         assert_eq!(starts[0].get::<usize>(slot::PRE), usize::from(korder == 0));
