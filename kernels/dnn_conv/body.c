@@ -65,7 +65,7 @@
 //                image, the last partly past its end), its patch the full-width input rows
 //                under the NR output rows it spans (fewer pixels wasted where P and Q are
 //                not multiples of a tile's sides: AlexNet L1's 55 x 55).
-//   OSTAGE       1: the output tile goes through local memory and is written by runs of
+//   OSTAGE       1: the output tile goes through local memory ([BM][OLD]) and is written by runs of
 //                consecutive pixels of a channel (a patch tile's rows, or PATCH 0's BN
 //                pixels: a warp's stores then cover whole sectors instead of VS pixels of
 //                each of several rows); 0: from the registers
@@ -181,6 +181,24 @@
 #define LBK (BK / BROWS)
 // A-tile loads: vectors of VA per work-item.
 #define LA ((BM * BK) / (NT * VA))
+// OSTAGE: the staged output tile's rows (vectors of VS stay aligned without a patch), and
+// how a work-group's stores cover it: OROWS channels a round of OCOLS pixels a work-item.
+#if PATCH
+#define OLD (BN + 1)
+#else
+#define OLD (BN + 4)
+#endif
+#define OROWS (NT >= BN ? NT / BN : 1)
+#define OCOLS (NT >= BN ? 1 : BN / NT)
+#if PATCH
+#define STORE_VS(p, r) PRAGMA(unroll) for (int v_ = 0; v_ < VS; ++v_) (p)[v_] = (r)[v_];
+#elif VS == 4
+#define STORE_VS(p, r) VSTORE4(p, (r)[0], (r)[1], (r)[2], (r)[3]);
+#elif VS == 2
+#define STORE_VS(p, r) VSTORE2(p, (r)[0], (r)[1]);
+#else
+#define STORE_VS(p, r) *(p) = (r)[0];
+#endif
 // MASK: the bits t of [0, T) with 0 <= o + t < N (the taps of a window starting at o that
 // fall inside a dimension of N).
 #define TAPS_LO(o) ((o) < 0 ? -(o) : 0)
@@ -640,7 +658,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         }
     }
 #elif OSTAGE
-    // Epilogue through local memory ([BM][BN + 1], over the tiles (and the patch), which are
+    // Epilogue through local memory ([BM][OLD], over the tiles (and the patch), which are
     // read no more): consecutive work-items then write consecutive pixels of a channel, a
     // patch tile's row or the tile's run of pixels, in whole sectors (from the registers, a
     // warp's store covers every VS-th pixel of a few channels, one float at a time where
@@ -651,11 +669,10 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         PRAGMA(unroll)
         for (int g = 0; g < TN / VS; ++g)
             PRAGMA(unroll)
-            for (int jj = 0; jj < VS; ++jj)
-                PRAGMA(unroll)
-                for (int i = 0; i < TM; ++i)
-                    ot[((i / VS) * (MDIM * VS) + ty * VS + i % VS) * (BN + 1) + g * (NDIM * VS) +
-                       tx * VS + jj] = acc[i][g * VS + jj];
+            for (int i = 0; i < TM; ++i)
+                STORE_VS(ot + ((i / VS) * (MDIM * VS) + ty * VS + i % VS) * OLD +
+                             g * (NDIM * VS) + tx * VS,
+                         acc[i] + g * VS)
         SYNC();
 #if PATCH
         OUT_PTR base = out + (pn * KO + bm) * PQ;
@@ -664,13 +681,20 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             const int j = e % BN;
             const int p = p0 + PIX_ROW(j);
             const int q = q0 + PIX_COL(j);
-            if (PIX_IN(j)) base[(IDX)ml * PQ + p * Q + q] = ot[ml * (BN + 1) + j];
+            if (PIX_IN(j)) base[(IDX)ml * PQ + p * Q + q] = ot[ml * OLD + j];
         }
 #else
-        for (int e = tid; e < BM * BN; e += NT) {
-            const int ml = e / BN;
-            const IDX npq = bn + e % BN;
-            out[((npq / PQ) * KO + bm + ml) * PQ + npq % PQ] = ot[ml * (BN + 1) + e % BN];
+        // A work-item's pixels are the same in every channel (BN and NT are powers of 2):
+        // their output address is computed once, the channels are constant offsets from it.
+        PRAGMA(unroll)
+        for (int t = 0; t < OCOLS; ++t) {
+            const int j = NT >= BN ? tid % BN : tid + t * NT;
+            const int m0 = NT >= BN ? tid / BN : 0;
+            const IDX npq = bn + j;
+            OUT_PTR o = out + ((npq / PQ) * KO + bm + m0) * PQ + npq % PQ;
+            PRAGMA(unroll)
+            for (int ml = 0; ml < BM / OROWS; ++ml)
+                o[(IDX)(ml * OROWS) * PQ] = ot[(m0 + ml * OROWS) * OLD + j];
         }
 #endif
     }
