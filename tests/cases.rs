@@ -767,3 +767,39 @@ fn dnn_conv_patch_tiles_and_bytes() {
     assert_eq!(pixel_tiles(&l1, 128, 0), l1.npq() / 128);
     assert_eq!(patch_bytes(&v, &l1), 0);
 }
+
+/// The output tile staged through local memory (OSTAGE) fits the local memory launched with
+/// it: rows of BN + 4 floats without a patch (the kernel's OLD), BN + 1 with one. Session 6's
+/// second GPU call faulted (illegal address) on AlexNet L1's best of its first call, whose
+/// 64 x 132 staged floats the launch sized as 64 x 129, past its tiles and table.
+#[test]
+fn dnn_conv_staged_output_fits_its_local_memory() {
+    use common::cases::dnn_conv::{derived, slot, ALEXNET};
+    let l1 = ALEXNET[0];
+    let mut v = vec![0; slot::MINB];
+    for (s, x) in [
+        (slot::BM, 64),
+        (slot::BN, 128),
+        (slot::BK, 8),
+        (slot::MDIM, 8),
+        (slot::NDIM, 16),
+        (slot::VS, 4),
+        (slot::DB, 1),
+        (slot::PADA, 4),
+        (slot::PADB, 4),
+        (slot::VA, 4),
+        (slot::VB, 2),
+        (slot::I32, 1),
+        (slot::PRE, 1),
+        (slot::SPLITK, 1),
+        (slot::LCOLS, 16),
+        (slot::OSTAGE, 1),
+        (slot::MASK, 1),
+    ] {
+        v[s] = x;
+    }
+    assert!(derived(&v, &l1).local_bytes >= 4 * 64 * (128 + 4));
+    v[slot::MASK] = 0;
+    v[slot::PATCH] = 16;
+    assert!(derived(&v, &l1).local_bytes >= 4 * 64 * (128 + 1));
+}

@@ -137,8 +137,10 @@ pub fn derived(v: &[usize], layer: &Layer) -> Derived {
         _ => 0,
     };
     let staged = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table + patch_bytes(v, layer);
-    // The output tile staged through local memory reuses it.
-    let output = if v[OSTAGE] == 1 { 4 * bm * (bn + 1) } else { 0 };
+    // The output tile staged through local memory reuses it: rows of BN + 1 floats with a
+    // patch, BN + 4 without (the kernel's OLD: VS-wide stores stay aligned).
+    let row = if v[PATCH] == 0 { bn + 4 } else { bn + 1 };
+    let output = if v[OSTAGE] == 1 { 4 * bm * row } else { 0 };
     let local_bytes = staged.max(output);
     let loads = (bm * bk + bk * bn) / nt.max(1);
     let registers = tm * tn + tm + tn + loads + 3 * npx + 32;
