@@ -26,7 +26,9 @@
 # Session 6: `k` (AlexNet L1 with the tap masks MASK and the staged output OSTAGE, then
 # L2-L5 and cuDNN at the same commit; about 5 minutes), `m` (L1 with the staged output's
 # stores from one address per work-item, L2-L5 and cuDNN at that commit, VGG16 conv1_1;
-# about 4.5 minutes) and `l` (every VGG16 layer with cuDNN; about 5 minutes).
+# about 4.5 minutes; it faulted: the staged output's local memory was sized short), `n`
+# (call m's AlexNet part with that fixed; about 3 minutes) and `l` (every VGG16 layer with
+# cuDNN; about 5 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -328,6 +330,32 @@ if wants m; then
   timeout 50 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 40 \
     --seconds 14 --validate best 2>&1 | tee "$OUT/vgg16-m.log" |
     grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+fi
+if wants n; then
+  # Session 6, third call (about 3 minutes): call m again with the staged output's local
+  # memory sized right (call m faulted on its first L1 configuration: the launch gave
+  # BM x (BN + 1) floats to a tile laid out in rows of BN + 4); AlexNet L1 with call k's
+  # winner first, L2-L5 and cuDNN at the same commit (the table).
+  K_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-n.log"
+  echo "### GPU test: the tap masks and the staged output through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_tap_masks_are_right 2>&1 | grep -E "^test |test result|panicked|note:|rror" |
+    tee "$OUT/tests-n.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-n.tsv"
+  echo "### AlexNet L1 forward, batch 128: 150 evaluations or 40 s, every evaluation validated"
+  timeout 75 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 150 \
+    --seconds 40 --start "$K_FWD" 2>&1 | tee "$OUT/alexnet-n-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-n.log" 2>&1
+  grep -E "c=3,.*(MASK|OSTAGE|VS)" "$OUT/wins-n.log"
+  echo "### AlexNet L2-L5 forward, batch 128: 60 evaluations or 12 s per layer, every evaluation validated"
+  timeout 90 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L2,L3,L4,L5 \
+    --evals 60 --seconds 12 2>&1 | tee "$OUT/alexnet-n.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error|dnn_conv)"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-n-l1.log" "$OUT/alexnet-n.log" \
+    "$OUT/cudnn-n.tsv" 2>&1 | tee "$OUT/table-n.md"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
