@@ -65,26 +65,26 @@
 //                image, the last partly past its end), its patch the full-width input rows
 //                under the NR output rows it spans (fewer pixels wasted where P and Q are
 //                not multiples of a tile's sides: AlexNet L1's 55 x 55).
-//   OSTAGE       1: the output tile goes through local memory ([BM][OLD]) and is written by runs of
-//                consecutive pixels of a channel (a patch tile's rows, or PATCH 0's BN
-//                pixels: a warp's stores then cover whole sectors instead of VS pixels of
-//                each of several rows); 0: from the registers
+//   OSTAGE       1: the output tile goes through local memory ([BM][OLD]) and is written
+//                by runs of consecutive pixels of a channel (a patch tile's rows, or PATCH
+//                0's BN pixels: a warp's stores then cover whole sectors instead of VS
+//                pixels of each of several rows); 0: from the registers
 //   MASK         (forward, the filters' order with PRE, PATCH 0, I32) 1: the gather's bounds
-//                checks by tap masks: each table entry holds a reduction index's offset and
-//                its tap as one bit of r and one of s, each gathered pixel the taps of its
-//                window that fall inside the image (computed once per work-group), so an
-//                element costs one AND with a predicate, one address (a 64-bit row pointer
-//                per k row plus the pixel's 32-bit base) and the load, where the packed
-//                table cost two adds, two compares, the unpacking and a 64-bit address
-//                built from a sign-extended offset (about 13 instructions per element on
-//                sm_90, AlexNet L1's non-FFMA issue); 0: that
+//                checks by tap masks: each table entry holds a reduction index's input
+//                address and its tap as one bit of r and one of s, each gathered pixel the
+//                taps of its window that fall outside the image (computed once per
+//                work-group), so an element costs one AND with a predicate, one address
+//                (the row's 64-bit pointer plus the pixel's 32-bit base) and the load,
+//                where the packed table cost two adds, two compares, the unpacking and a
+//                64-bit address built from a sign-extended offset (about 13 instructions
+//                per element on sm_90, AlexNet L1's non-FFMA issue); 0: that
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
 // groups (PATCH: SPLITK * (KO/BM) * NB * ceil(P/TH) * ceil(Q/PATCH); PATCH 1:
 // SPLITK * (KO/BM) * NB * ceil(P*Q/BN)); local memory
 // (DB+1) * BK * (BM+PADA + BN+PADB) floats, KPAD ints more with PRE (4 * KPAD with MASK),
-// and the patch with
-// PATCH (CUDA: dynamic shared memory; OpenCL: the local-memory argument).
+// and the patch with PATCH; with OSTAGE at least BM * OLD floats (CUDA: dynamic shared
+// memory; OpenCL: the local-memory argument).
 //
 // The filters come prepared once (host side) with the reduction padded by zeros to CRSP
 // (a multiple of every BK), so their loads need no bounds check past C*R*S and vectors of
