@@ -12,7 +12,7 @@ import collections
 import json
 import sys
 
-PARAMS = ["SPLITK", "BM", "BN", "FLAYOUT", "VA", "VB", "LCOLS", "PATCH"]
+PARAMS = ["SPLITK", "BM", "BN", "BK", "VS", "FLAYOUT", "VA", "VB", "LCOLS", "PATCH", "OSTAGE", "MASK"]
 
 
 def main():

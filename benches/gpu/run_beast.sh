@@ -23,6 +23,12 @@
 # splits; about 5 minutes) and `i` (L1 with the staged runs, h's winners first, every
 # AlexNet layer forward with cuDNN, VGG16 conv1_1; about 5 minutes); `j` (L1 with the
 # patch staged 8 loads in flight; about 2 minutes).
+# Session 6: `k` (AlexNet L1 with the tap masks MASK and the staged output OSTAGE, then
+# L2-L5 and cuDNN at the same commit; about 5 minutes), `m` (L1 with the staged output's
+# stores from one address per work-item, L2-L5 and cuDNN at that commit, VGG16 conv1_1;
+# about 4.5 minutes; it faulted: the staged output's local memory was sized short), `n`
+# (call m's AlexNet part with that fixed; about 3 minutes) and `l` (every VGG16 layer with
+# cuDNN; about 5 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -251,6 +257,105 @@ if wants j; then
     --seconds 45 --start "$I_FWD" 2>&1 | tee "$OUT/alexnet-j-l1.log" |
     grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
   python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | grep -E "PATCH|OSTAGE"
+fi
+if wants k; then
+  # Session 6, first call (about 5 minutes): AlexNet L1 forward with the gather's bounds
+  # checked by tap masks (MASK) and the output staged for unstaged tiles (OSTAGE with
+  # PATCH 0), session 5's winner measured first; the GPU test of both through NVRTC; then
+  # every other AlexNet layer forward with the kernel of the same commit and cuDNN in the
+  # same call (the per-layer table); the WINS lines of the new parameters.
+  I_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=2,DB=1,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=0,MASK=0,MINB=1
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-k.log"
+  echo "### GPU test: the tap masks and the staged output through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 50 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_tap_masks_are_right 2>&1 | grep -E "^test |test result|panicked|note:|rror" |
+    tee "$OUT/tests-k.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-k.tsv"
+  echo "### AlexNet L1 forward, batch 128: 200 evaluations or 60 s, every evaluation validated"
+  timeout 95 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 200 \
+    --seconds 60 --start "$I_FWD" 2>&1 | tee "$OUT/alexnet-k-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  echo "### which values won on L1 (best time with each value, as a multiple of the layer's best)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-k.log" |
+    grep -E "c=3,.*(MASK|OSTAGE|VS|BK)"
+  echo "### AlexNet L2-L5 forward, batch 128: 100 evaluations or 20 s per layer, every evaluation validated"
+  timeout 130 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L2,L3,L4,L5 \
+    --evals 100 --seconds 20 2>&1 | tee "$OUT/alexnet-k.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-k-l1.log" "$OUT/alexnet-k.log" \
+    "$OUT/cudnn-k.tsv" 2>&1 | tee "$OUT/table-k.md"
+fi
+if wants l; then
+  # Session 6, second call (about 5 minutes): every VGG16 layer forward at the commit of
+  # call k, validated once (the tuned configuration against the reference kernel), with
+  # cuDNN in the same call; conv1_1 (3 channels) has the tap masks and the staged output.
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-l.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py vgg16 | tee "$OUT/cudnn-l.tsv"
+  echo "### VGG16, batch 128: 60 evaluations or 14 s per layer, the tuned one validated"
+  timeout 270 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 60 --seconds 14 \
+    --validate best 2>&1 | tee "$OUT/vgg16-l.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-l.log" "$OUT/cudnn-l.tsv" 2>&1 | tee "$OUT/table-l.md"
+fi
+if wants m; then
+  # Session 6, second call (about 4.5 minutes): AlexNet L1 forward with the staged output's
+  # stores unrolled from one address per work-item (the epilogue of call k computed each
+  # store's address with divisions: about 15 instructions a float), call k's winner
+  # first; then L2-L5 and cuDNN at the same commit (the table), and VGG16 conv1_1 (3
+  # channels: the masks and the staged output apply) with cuDNN's VGG16.
+  K_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-m.log"
+  echo "### GPU tests: the tap masks and the staged output (runs and patch tiles) through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  for f in dnn_conv_tap_masks_are_right dnn_conv_staged_patch_is_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-m.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-m.tsv"
+  echo "### AlexNet L1 forward, batch 128: 160 evaluations or 45 s, every evaluation validated"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 160 \
+    --seconds 45 --start "$K_FWD" 2>&1 | tee "$OUT/alexnet-m-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl 2>&1 | tee "$OUT/wins-m.log" |
+    grep -E "c=3,.*(MASK|OSTAGE|VS)"
+  echo "### AlexNet L2-L5 forward, batch 128: 80 evaluations or 17 s per layer, every evaluation validated"
+  timeout 110 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L2,L3,L4,L5 \
+    --evals 80 --seconds 17 2>&1 | tee "$OUT/alexnet-m.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-m-l1.log" "$OUT/alexnet-m.log" \
+    "$OUT/cudnn-m.tsv" 2>&1 | tee "$OUT/table-m.md"
+  echo "### last (cut first if the call runs long): cuDNN's VGG16 forward, VGG16 conv1_1 (40 evaluations or 14 s, the tuned one validated)"
+  NVIDIA_TF32_OVERRIDE=0 timeout 50 python3 benches/gpu/cudnn_conv.py vgg16 | tee -a "$OUT/cudnn-m.tsv"
+  timeout 50 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 40 \
+    --seconds 14 --validate best 2>&1 | tee "$OUT/vgg16-m.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+fi
+if wants n; then
+  # Session 6, third call (about 3 minutes): call m again with the staged output's local
+  # memory sized right (call m faulted on its first L1 configuration: the launch gave
+  # BM x (BN + 1) floats to a tile laid out in rows of BN + 4); AlexNet L1 with call k's
+  # winner first, L2-L5 and cuDNN at the same commit (the table).
+  K_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv | tee "$OUT/gpu-n.log"
+  echo "### GPU test: the tap masks and the staged output through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_tap_masks_are_right 2>&1 | grep -E "^test |test result|panicked|note:|rror" |
+    tee "$OUT/tests-n.log"
+  echo "### cuDNN through PyTorch (TF32 off): AlexNet forward"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-n.tsv"
+  echo "### AlexNet L1 forward, batch 128: 150 evaluations or 40 s, every evaluation validated"
+  timeout 75 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 150 \
+    --seconds 40 --start "$K_FWD" 2>&1 | tee "$OUT/alexnet-n-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-n.log" 2>&1
+  grep -E "c=3,.*(MASK|OSTAGE|VS)" "$OUT/wins-n.log"
+  echo "### AlexNet L2-L5 forward, batch 128: 60 evaluations or 12 s per layer, every evaluation validated"
+  timeout 90 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L2,L3,L4,L5 \
+    --evals 60 --seconds 12 2>&1 | tee "$OUT/alexnet-n.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error|dnn_conv)"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-n-l1.log" "$OUT/alexnet-n.log" \
+    "$OUT/cudnn-n.tsv" 2>&1 | tee "$OUT/table-n.md"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

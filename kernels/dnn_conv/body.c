@@ -65,15 +65,26 @@
 //                image, the last partly past its end), its patch the full-width input rows
 //                under the NR output rows it spans (fewer pixels wasted where P and Q are
 //                not multiples of a tile's sides: AlexNet L1's 55 x 55).
-//   OSTAGE       (PATCH) 1: the output tile goes through local memory and is written by rows
-//                of consecutive pixels (a warp's stores then cover whole runs of a row
-//                instead of VS pixels of each of several rows); 0: from the registers
+//   OSTAGE       1: the output tile goes through local memory ([BM][OLD]) and is written
+//                by runs of consecutive pixels of a channel (a patch tile's rows, or PATCH
+//                0's BN pixels: a warp's stores then cover whole sectors instead of VS
+//                pixels of each of several rows); 0: from the registers
+//   MASK         (forward, the filters' order with PRE, PATCH 0, I32) 1: the gather's bounds
+//                checks by tap masks: each table entry holds a reduction index's input
+//                address and its tap as one bit of r and one of s, each gathered pixel the
+//                taps of its window that fall outside the image (computed once per
+//                work-group), so an element costs one AND with a predicate, one address
+//                (the row's 64-bit pointer plus the pixel's 32-bit base) and the load,
+//                where the packed table cost two adds, two compares, the unpacking and a
+//                64-bit address built from a sign-extended offset (about 13 instructions
+//                per element on sm_90, AlexNet L1's non-FFMA issue); 0: that
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
 // Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
 // groups (PATCH: SPLITK * (KO/BM) * NB * ceil(P/TH) * ceil(Q/PATCH); PATCH 1:
 // SPLITK * (KO/BM) * NB * ceil(P*Q/BN)); local memory
-// (DB+1) * BK * (BM+PADA + BN+PADB) floats, KPAD ints more with PRE, and the patch with
-// PATCH (CUDA: dynamic shared memory; OpenCL: the local-memory argument).
+// (DB+1) * BK * (BM+PADA + BN+PADB) floats, KPAD ints more with PRE (4 * KPAD with MASK),
+// and the patch with PATCH; with OSTAGE at least BM * OLD floats (CUDA: dynamic shared
+// memory; OpenCL: the local-memory argument).
 //
 // The filters come prepared once (host side) with the reduction padded by zeros to CRSP
 // (a multiple of every BK), so their loads need no bounds check past C*R*S and vectors of
@@ -97,6 +108,9 @@
 #endif
 #ifndef OSTAGE
 #define OSTAGE 0
+#endif
+#ifndef MASK
+#define MASK 0
 #endif
 #if PATCH == 1
 // The output tile: BN consecutive pixels of one image, over at most NR output rows; the
@@ -167,6 +181,30 @@
 #define LBK (BK / BROWS)
 // A-tile loads: vectors of VA per work-item.
 #define LA ((BM * BK) / (NT * VA))
+// OSTAGE: the staged output tile's rows (vectors of VS stay aligned without a patch), and
+// how a work-group's stores cover it: OROWS channels a round of OCOLS pixels a work-item.
+#if PATCH
+#define OLD (BN + 1)
+#else
+#define OLD (BN + 4)
+#endif
+#define OROWS (NT >= BN ? NT / BN : 1)
+#define OCOLS (NT >= BN ? 1 : BN / NT)
+#if PATCH
+#define STORE_VS(p, r) PRAGMA(unroll) for (int v_ = 0; v_ < VS; ++v_) (p)[v_] = (r)[v_];
+#elif VS == 4
+#define STORE_VS(p, r) VSTORE4(p, (r)[0], (r)[1], (r)[2], (r)[3]);
+#elif VS == 2
+#define STORE_VS(p, r) VSTORE2(p, (r)[0], (r)[1]);
+#else
+#define STORE_VS(p, r) *(p) = (r)[0];
+#endif
+// MASK: the bits t of [0, T) with 0 <= o + t < N (the taps of a window starting at o that
+// fall inside a dimension of N).
+#define TAPS_LO(o) ((o) < 0 ? -(o) : 0)
+#define TAPS_HI(o, N, T) ((N) - (o) < (T) ? (N) - (o) : (T))
+#define TAPS_INSIDE(o, N, T)                                                            \
+    (TAPS_HI(o, N, T) > TAPS_LO(o) ? (1 << TAPS_HI(o, N, T)) - (1 << TAPS_LO(o)) : 0)
 
 #if UNR
 #define INNER_UNROLL PRAGMA(unroll)
@@ -255,7 +293,24 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     const int kbeg = slice * (SSTEPS * BK);
     const int kend = kbeg + SSTEPS * BK < KLEN ? kbeg + SSTEPS * BK : KLEN;
 
-#if KORDER == 0 && PRE && !BWDF
+#if MASK
+    // Each reduction index's input address (in + its offset: a 64-bit pointer read from
+    // the table, which the compiler cannot fold back into a 64-bit add per element) and its
+    // tap as bits (1 << r) | (1 << 16 + s); past C*R*S, the tap (0, 0) (a pixel's own window
+    // corner, multiplied by the filters' zero padding). Written once, read by every k step.
+    LOCAL_INT4_PTR ktab4 = (LOCAL_INT4_PTR)(Bs + NBUF * BK * LDB_S);
+    for (int i = tid; i < KPAD; i += NT) {
+        const int c = i / RS;
+        const int r = (i % RS) / S;
+        const int s = i % S;
+        const U64 at = (U64)(in + (i < CRS ? c * H * W + r * W + s : 0));
+        ktab4[i].x = (int)(unsigned)at;
+        ktab4[i].y = (int)(unsigned)(at >> 32);
+        ktab4[i].z = i < CRS ? (int)((1u << r) | (1u << (16 + s))) : 1 | (1 << 16);
+        ktab4[i].w = 0;
+    }
+    SYNC();
+#elif KORDER == 0 && PRE && !BWDF
     // Each reduction index's offset in the input and tap, packed (offset << 8 | r << 4 | s);
     // 0 past C*R*S (a pixel's own window corner, multiplied by the filters' zero padding).
     // Written once, read by every k step.
@@ -330,6 +385,20 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         const int j = (col0 + (x / VB) * BCOLS) * VB + x % VB;
         pix_off[x] = PIX_ROW(j) * (SU * PRS) + PIX_COL(j);
     }
+#elif MASK
+    // The pixels this work-item loads: where their windows start in the input, and the taps
+    // of their windows outside the image (bits of r and 16 + s, as the table's).
+    int pix_base[NPX];
+    unsigned pix_out[NPX];
+    PRAGMA(unroll)
+    for (int x = 0; x < NPX; ++x) {
+        const int npq = (int)bn + (col0 + (x / VB) * BCOLS) * VB + x % VB;
+        const int pq = npq % PQ;
+        const int h0 = (pq / Q) * SU - PH;
+        const int w0 = (pq % Q) * SV - PW;
+        pix_base[x] = (npq / PQ) * C * H * W + h0 * W + w0;
+        pix_out[x] = ~((unsigned)TAPS_INSIDE(h0, H, R) | ((unsigned)TAPS_INSIDE(w0, W, S) << 16));
+    }
 #else
     // The pixels this work-item loads: where their windows start in the input.
     IDX pix_base[NPX];
@@ -392,6 +461,18 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             LOCAL_PTR at = patch + ktab[(k0) + row0 + l * BROWS];                       \
             PRAGMA(unroll) for (int x = 0; x < NPX; ++x)                                \
                 rb[l * NPX + x] = at[pix_off[x]];                                       \
+        }                                                                               \
+    }
+#elif MASK
+// A row's offset read once (one 64-bit pointer), each element checked by one AND.
+#define LOAD_B(k0)                                                                      \
+    {                                                                                   \
+        PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
+            const int4 e = ktab4[(k0) + row0 + l * BROWS];                              \
+            IN_PTR at = (IN_PTR)(((U64)(unsigned)e.y << 32) | (unsigned)e.x);          \
+            PRAGMA(unroll) for (int x = 0; x < NPX; ++x)                                \
+                rb[l * NPX + x] = ((unsigned)e.z & pix_out[x]) == 0 ? LDG(at + pix_base[x]) \
+                                                                    : 0.0f;             \
         }                                                                               \
     }
 #elif KORDER == 0 && PRE
@@ -576,29 +657,46 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             }
         }
     }
-#elif PATCH && OSTAGE
-    // Epilogue through local memory ([BM][BN + 1], over the tiles and the patch, which are
-    // read no more): consecutive work-items then write consecutive pixels of a tile's row.
+#elif OSTAGE
+    // Epilogue through local memory ([BM][OLD], over the tiles (and the patch), which are
+    // read no more): consecutive work-items then write consecutive pixels of a channel, a
+    // patch tile's row or the tile's run of pixels, in whole sectors (from the registers, a
+    // warp's store covers every VS-th pixel of a few channels, one float at a time where
+    // P*Q is odd: AlexNet L1).
     SYNC();
     {
         LOCAL_PTR ot = smem;
         PRAGMA(unroll)
         for (int g = 0; g < TN / VS; ++g)
             PRAGMA(unroll)
-            for (int jj = 0; jj < VS; ++jj)
-                PRAGMA(unroll)
-                for (int i = 0; i < TM; ++i)
-                    ot[((i / VS) * (MDIM * VS) + ty * VS + i % VS) * (BN + 1) + g * (NDIM * VS) +
-                       tx * VS + jj] = acc[i][g * VS + jj];
+            for (int i = 0; i < TM; ++i)
+                STORE_VS(ot + ((i / VS) * (MDIM * VS) + ty * VS + i % VS) * OLD +
+                             g * (NDIM * VS) + tx * VS,
+                         acc[i] + g * VS)
         SYNC();
+#if PATCH
         OUT_PTR base = out + (pn * KO + bm) * PQ;
         for (int e = tid; e < BM * BN; e += NT) {
             const int ml = e / BN;
             const int j = e % BN;
             const int p = p0 + PIX_ROW(j);
             const int q = q0 + PIX_COL(j);
-            if (PIX_IN(j)) base[(IDX)ml * PQ + p * Q + q] = ot[ml * (BN + 1) + j];
+            if (PIX_IN(j)) base[(IDX)ml * PQ + p * Q + q] = ot[ml * OLD + j];
         }
+#else
+        // A work-item's pixels are the same in every channel (BN and NT are powers of 2):
+        // their output address is computed once, the channels are constant offsets from it.
+        PRAGMA(unroll)
+        for (int t = 0; t < OCOLS; ++t) {
+            const int j = NT >= BN ? tid % BN : tid + t * NT;
+            const int m0 = NT >= BN ? tid / BN : 0;
+            const IDX npq = bn + j;
+            OUT_PTR o = out + ((npq / PQ) * KO + bm + m0) * PQ + npq % PQ;
+            PRAGMA(unroll)
+            for (int ml = 0; ml < BM / OROWS; ++ml)
+                o[(IDX)(ml * OROWS) * PQ] = ot[(m0 + ml * OROWS) * OLD + j];
+        }
+#endif
     }
 #elif PATCH
     // Epilogue: out[n][m][p][q] of the tile's pixels inside the image, one at a time (a

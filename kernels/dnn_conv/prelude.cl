@@ -17,6 +17,8 @@
 #define SMEM_LOAD4(p) vload4(0, (p))
 #define PRAGMA(x) _Pragma(#x)
 #define OUT_PTR __global float*
+#define LOCAL_INT4_PTR __local int4*
+#define U64 ulong
 #define LOCAL_INT_PTR __local int*
 #define LDG4(p) vload4(0, (p))
 #define VSTORE2(p, a, b) vstore2((float2)(a, b), 0, (p))

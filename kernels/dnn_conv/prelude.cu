@@ -17,6 +17,8 @@
 #define SMEM_LOAD4(p) (*reinterpret_cast<const float4*>(p))
 #define PRAGMA(x) _Pragma(#x)
 #define OUT_PTR float*
+#define LOCAL_INT4_PTR int4*
+#define U64 unsigned long long
 #define LOCAL_INT_PTR int*
 #define LDG4(p) __ldg(reinterpret_cast<const float4*>(p))
 #define VSTORE2(p, a, b) (*reinterpret_cast<float2*>(p) = make_float2(a, b))

@@ -91,6 +91,7 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
         ("LCOLS", if korder == 0 { pick(&[8, 0, 16], 1) } else { 0 }),
         ("PATCH", 0),
         ("OSTAGE", 0),
+        ("MASK", 0),
         ("MINB", 1),
     ]
     .into_iter()
@@ -231,6 +232,7 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
                 ("LCOLS", pick(&[0, 8, 16], 2)),
                 ("PATCH", 0),
                 ("OSTAGE", 0),
+                ("MASK", 0),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -299,6 +301,7 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
                 ("LCOLS", pick(&[0, 8, 16], 3)),
                 ("PATCH", pick(&[8, 32, 16, 1], 1)),
                 ("OSTAGE", pick(&[1, 0], 2)),
+                ("MASK", 0),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -325,6 +328,143 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
         ("DB", 1),
         ("LCOLS", 8),
         ("LCOLS", 16),
+    ] {
+        assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
+    }
+}
+
+/// Layers of 3 channels whose pixels tile by 32 (the unstaged gather, PATCH 0): 11 x 11
+/// filters at stride 4 with padding 2 (the last output row's window past the input's end),
+/// 7 x 5 at stride 4 without padding, 5 x 3 at stride 1 with padding 2 and 1, and 5 x 3 at
+/// stride 1 without padding.
+const MASKED: [Layer; 4] = [
+    Layer {
+        name: "mask_s4p2",
+        nb: 2,
+        c: 3,
+        h: 19,
+        w: 35,
+        ko: 16,
+        r: 11,
+        s: 11,
+        su: 4,
+        sv: 4,
+        ph: 2,
+        pw: 2,
+    },
+    Layer {
+        name: "mask_s4p0",
+        nb: 2,
+        c: 3,
+        h: 19,
+        w: 33,
+        ko: 16,
+        r: 7,
+        s: 5,
+        su: 4,
+        sv: 4,
+        ph: 0,
+        pw: 0,
+    },
+    Layer {
+        name: "mask_s1p2",
+        nb: 2,
+        c: 3,
+        h: 4,
+        w: 8,
+        ko: 16,
+        r: 5,
+        s: 3,
+        su: 1,
+        sv: 1,
+        ph: 2,
+        pw: 1,
+    },
+    Layer {
+        name: "mask_s1p0",
+        nb: 2,
+        c: 3,
+        h: 8,
+        w: 10,
+        ko: 16,
+        r: 5,
+        s: 3,
+        su: 1,
+        sv: 1,
+        ph: 0,
+        pw: 0,
+    },
+];
+
+/// The gather's bounds checked by tap masks (MASK: a table of row addresses and tap bits,
+/// a mask of the taps inside the image per gathered pixel) computes the convolution at
+/// strides 4 and 1, with and without padding, odd and non-square filters, with every
+/// vector width, load row width and staging, split reductions, and the output written
+/// from registers or through local memory (OSTAGE with PATCH 0), validated against the
+/// host's.
+pub fn dnn_conv_tap_masks_are_right<B: Backend>(backend: Arc<B>) {
+    let target = Target::of(backend.as_ref()).unwrap();
+    let mut seen: Vec<(&str, i64)> = Vec::new();
+    for layer in MASKED.iter().chain(&[SMALL[0]]) {
+        assert_eq!(layer.npq() % 64, 0, "{}", layer.name);
+        let study = DnnConv::new(*layer);
+        let case = study.case(&target).unwrap();
+        let (info, spec) = case.split();
+        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
+        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let mut measured = 0;
+        for i in 0..6 {
+            let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
+            let values: Vec<(&str, Value)> = [
+                ("BM", 16),
+                ("BN", pick(&[32, 64], 1)),
+                ("BK", pick(&[8, 16], 2)),
+                ("MDIM", 4),
+                ("NDIM", 8),
+                ("VS", pick(&[2, 4, 1], 1)),
+                ("DB", pick(&[1, 0], 3)),
+                ("PADA", pick(&[0, 4], 2)),
+                ("PADB", pick(&[4, 0], 1)),
+                ("UNR", pick(&[1, 0], 4)),
+                ("FLAYOUT", pick(&[1, 0], 2)),
+                ("KORDER", 0),
+                ("VA", pick(&[4, 1], 1)),
+                ("VB", pick(&[1, 2, 4], 1)),
+                ("I32", 1),
+                ("PRE", 1),
+                ("SPLITK", pick(&[1, 2], 3)),
+                ("LCOLS", pick(&[16, 8, 0], 1)),
+                ("PATCH", 0),
+                ("OSTAGE", pick(&[1, 0], 2)),
+                ("MASK", 1),
+                ("MINB", 1),
+            ]
+            .into_iter()
+            .map(|(n, v)| (n, Value::Int(v)))
+            .collect();
+            if run(&ev, &info.space, layer, &values, &mut seen) {
+                measured += 1;
+            }
+        }
+        assert!(measured >= 3, "{}: {measured} measured", layer.name);
+    }
+    for want in [
+        ("MASK", 1),
+        ("OSTAGE", 0),
+        ("OSTAGE", 1),
+        ("VS", 1),
+        ("VS", 2),
+        ("VS", 4),
+        ("VB", 1),
+        ("VB", 2),
+        ("VB", 4),
+        ("BK", 8),
+        ("BK", 16),
+        ("SPLITK", 1),
+        ("SPLITK", 2),
+        ("LCOLS", 8),
+        ("LCOLS", 16),
+        ("DB", 0),
     ] {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
     }

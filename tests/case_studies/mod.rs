@@ -213,6 +213,10 @@ pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
         dnn_conv::dnn_conv_staged_patch_is_right::<B>,
     ));
     out.push((
+        "dnn_conv_tap_masks_are_right",
+        dnn_conv::dnn_conv_tap_masks_are_right::<B>,
+    ));
+    out.push((
         "dnn_conv_validates_the_tuned_configuration_once",
         dnn_conv::dnn_conv_validates_the_tuned_configuration_once::<B>,
     ));

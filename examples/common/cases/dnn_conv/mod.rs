@@ -65,8 +65,9 @@ pub mod slot {
     pub const LCOLS: usize = 17;
     pub const PATCH: usize = 18;
     pub const OSTAGE: usize = 19;
+    pub const MASK: usize = 20;
     /// CUDA only.
-    pub const MINB: usize = 20;
+    pub const MINB: usize = 21;
 }
 
 /// How the outputs are validated.

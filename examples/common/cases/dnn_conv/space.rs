@@ -42,6 +42,8 @@ pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
 /// bounds checks that the patch removes (AlexNet L1, VGG16 conv1_1: 3 channels), while
 /// its local memory, every channel of the tile's input, stays small. Elsewhere the space
 /// is session 4's (and so is its construction time: the two parameters multiply it 10x).
+/// So are the output staged for unstaged tiles too (OSTAGE with PATCH 0) and the gather's
+/// bounds checks by tap masks (MASK): that gather is the filters' order's alone.
 fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, Vec<usize>)> {
     let backward = pass == Pass::BackwardFilter;
     let pick = |forward: Vec<usize>, bwd: Vec<usize>| if backward { bwd } else { forward };
@@ -75,8 +77,10 @@ fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, 
         // in local memory once (0: BN consecutive pixels gathered from global memory).
         // 1: runs of BN pixels of one image, their patch the input rows under them.
         ("PATCH", patch(vec![0, 1, 8, 16, 32])),
-        // With PATCH, the output tile written through local memory by rows.
+        // The output tile written through local memory by runs of a channel's pixels.
         ("OSTAGE", patch(vec![0, 1])),
+        // The unstaged gather's bounds checks by tap masks (PATCH 0, PRE 1).
+        ("MASK", patch(vec![0, 1])),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
@@ -116,7 +120,7 @@ pub struct Derived {
     pub registers: usize,
 }
 
-/// The derived quantities of values `v` (slot order, up to `OSTAGE`) on `layer`.
+/// The derived quantities of values `v` (slot order, up to `MASK`) on `layer`.
 pub fn derived(v: &[usize], layer: &Layer) -> Derived {
     let crs = layer.crs();
     let (bm, bn, bk, mdim, ndim) = (v[BM], v[BN], v[BK], v[MDIM], v[NDIM]);
@@ -126,13 +130,17 @@ pub fn derived(v: &[usize], layer: &Layer) -> Derived {
     let bcols = load_columns(v).max(1);
     let npx = (bn / (bcols * vb)) * vb;
     let nbuf = v[DB] + 1;
-    let table = match (v[KORDER], v[PRE]) {
-        (0, 1) => 4 * crs.div_ceil(bk.max(1)) * bk,
+    // MASK's table holds a 64-bit address and the tap's bits per entry (16 bytes).
+    let table = match (v[KORDER], v[PRE], v[MASK]) {
+        (0, 1, 1) => 16 * crs.div_ceil(bk.max(1)) * bk,
+        (0, 1, _) => 4 * crs.div_ceil(bk.max(1)) * bk,
         _ => 0,
     };
     let staged = 4 * nbuf * bk * (bm + v[PADA] + bn + v[PADB]) + table + patch_bytes(v, layer);
-    // The output tile staged through local memory reuses it.
-    let output = if v[OSTAGE] == 1 { 4 * bm * (bn + 1) } else { 0 };
+    // The output tile staged through local memory reuses it: rows of BN + 1 floats with a
+    // patch, BN + 4 without (the kernel's OLD: VS-wide stores stay aligned).
+    let row = if v[PATCH] == 0 { bn + 4 } else { bn + 1 };
+    let output = if v[OSTAGE] == 1 { 4 * bm * row } else { 0 };
     let local_bytes = staged.max(output);
     let loads = (bm * bk + bk * bn) / nt.max(1);
     let registers = tm * tn + tm + tn + loads + 3 * npx + 32;
@@ -354,7 +362,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     // What the hardware level reads (the tiles, the gathered pixels and the offset
     // table): the fewer, the smaller the joint enumeration that builds the space.
     let mut hardware_reads = upto(PADB);
-    hardware_reads.extend([KORDER, VB, PRE, LCOLS, PATCH, OSTAGE]);
+    hardware_reads.extend([KORDER, VB, PRE, LCOLS, PATCH, OSTAGE, MASK]);
     let mut tiles = upto(VS);
     tiles.extend([FLAYOUT, VA, VB, LCOLS]);
     b = b
@@ -394,10 +402,16 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
             "algorithm: a staged patch (PATCH) tiles BN pixels as BN / PATCH rows of PATCH and \
              reads it through the offset table (the filters' order, PRE=1)",
         )
-        .constraint(&[PATCH, OSTAGE], move |b| {
-            !alg || b.get::<usize>(OSTAGE) == 0 || b.get::<usize>(PATCH) > 0
+        .constraint(&[KORDER, PRE, PATCH, MASK], move |b| {
+            !alg || b.get::<usize>(MASK) == 0
+                || (b.get::<usize>(KORDER) == 0
+                    && b.get::<usize>(PRE) == 1
+                    && b.get::<usize>(PATCH) == 0)
         })
-        .label("algorithm: the output staged by rows (OSTAGE=1) only with a staged patch (PATCH)")
+        .label(
+            "algorithm: tap masks (MASK=1) check the unstaged gather (PATCH=0) through the \
+             offset table (the filters' order, PRE=1)",
+        )
         .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
         .label("software: BM divides the out channels")
         .constraint(&[BN, PATCH], move |b| {
@@ -455,6 +469,10 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
         .label(
             "software: precomputed offsets (PRE=1) only where they pack in 23 bits and taps in 4",
         )
+        .constraint(&[I32, MASK], move |b| {
+            !soft || b.get::<usize>(MASK) == 0 || b.get::<usize>(I32) == 1
+        })
+        .label("software: tap masks (MASK=1) with 32-bit pixel offsets (I32=1)")
         .constraint(&hardware_reads.clone(), {
             let dev = dev.clone();
             let reads = hardware_reads.clone();

@@ -18,7 +18,11 @@ impl DnnConv {
         // new parameters on every layer; then, where the channels are few (the filters'
         // order), output tiles of 8 x 8, 16 x 8 and 8 x 16 pixels whose input patch is staged
         // in local memory (PATCH), with 64 or 128 work-items, with the output tile written
-        // from registers or by rows through local memory (OSTAGE). Each where it fits this layer:
+        // from registers or by rows through local memory (OSTAGE); then the unstaged gather
+        // with its bounds checked by tap masks (MASK), from session 5's best on AlexNet L1
+        // (k steps of 8, pairs of pixels per read, rows of 16 gathering work-items), with
+        // float4 reads (VS 4) and the output written by runs through local memory
+        // (OSTAGE), which from registers is scalar where P*Q is odd. Each where it fits this layer:
         // channels innermost where they divide, else in the filters' order with the
         // precomputed offsets.
         let base = [
@@ -41,7 +45,28 @@ impl DnnConv {
             ("LCOLS", 0),
             ("PATCH", 0),
             ("OSTAGE", 0),
+            ("MASK", 0),
             ("MINB", 2),
+        ];
+        const L1_BEST: [(&str, i64); 8] = [
+            ("MASK", 1),
+            ("BK", 8),
+            ("PADA", 0),
+            ("PADB", 4),
+            ("VB", 1),
+            ("LCOLS", 16),
+            ("MINB", 1),
+            ("VS", 2),
+        ];
+        let masked = |more: &'static [(&'static str, i64)]| -> Vec<(&'static str, i64)> {
+            // The later of two values of a name wins (below).
+            L1_BEST.iter().chain(more).copied().collect()
+        };
+        let masks = [
+            masked(&[]),
+            masked(&[("VS", 4)]),
+            masked(&[("VS", 4), ("OSTAGE", 1)]),
+            masked(&[("OSTAGE", 1)]),
         ];
         let shapes: [&[(&str, i64)]; 20] = [
             &[],
@@ -82,6 +107,8 @@ impl DnnConv {
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
         shapes
             .iter()
+            .copied()
+            .chain(masks.iter().map(|m| m.as_slice()))
             .filter(|shape| {
                 !(channels_inner && shape.iter().any(|(n, _)| *n == "LCOLS" || *n == "PATCH"))
             })
@@ -90,7 +117,7 @@ impl DnnConv {
                     let given = base
                         .iter()
                         .map(|&(n, v)| {
-                            let v = shape.iter().find(|(m, _)| *m == n).map_or(v, |s| s.1);
+                            let v = shape.iter().rfind(|(m, _)| *m == n).map_or(v, |s| s.1);
                             match n {
                                 // PRE is the filters' order's only.
                                 "PRE" if order == 1 => (n, 0),
@@ -132,6 +159,7 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
         ("LCOLS", 0),
         ("PATCH", 0),
         ("OSTAGE", 0),
+        ("MASK", 0),
         ("MINB", 2),
     ];
     let shapes: [&[(&str, i64)]; 5] = [
