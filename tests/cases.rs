@@ -521,7 +521,6 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
     };
     assert!(!fits_packed_offsets(&tall));
     let small = common::beast::SMALL[0];
-    let alg = space(&small, &t, Levels::Algorithm).unwrap();
     let sw = space(&small, &t, Levels::Software).unwrap();
     for c in spread(&sw, 5000) {
         if c.get::<usize>(slot::PRE) == 1 {
@@ -529,10 +528,9 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         }
     }
     // C*R*S = 75: vectors of 4 along the reduction stay aligned in the filters' rows
-    // padded to 96.
+    // padded to 96 (kept by the software level, so by the algorithm level above it too,
+    // whose space takes a minute to build in a debug build).
     assert!(spread(&sw, 5000)
-        .any(|c| c.get::<usize>(slot::FLAYOUT) == 0 && c.get::<usize>(slot::VA) == 4));
-    assert!(spread(&alg, 5000)
         .any(|c| c.get::<usize>(slot::FLAYOUT) == 0 && c.get::<usize>(slot::VA) == 4));
 }
 
