@@ -6,7 +6,7 @@
 // outside the training inputs' range of any feature: configuration 0 (the set's most robust)
 // 0: tile=8
 // 1: tile=64
-::core::option::Option::Some(("da11e3e664d0a07c", if !(16.0 <= m && m <= 2048.0 && 32.0 <= n && n <= 256.0) {
+::core::option::Option::Some(("da11e3e664d0a07c", if !((16.0..=2048.0).contains(&m) && (32.0..=256.0).contains(&n)) {
     Self { tile: 8 }
 } else {
     if m <= 45.314144707637624 {

@@ -254,7 +254,7 @@ impl Selector {
                 .enumerate()
                 .map(|(f, (lo, hi))| {
                     let x = self.feature_name(f);
-                    format!("{lo:?} <= {x} && {x} <= {hi:?}")
+                    format!("({lo:?}..={hi:?}).contains(&{x})")
                 })
                 .collect();
             let lit = literals.get(g.choice).map_or("Self", String::as_str);
@@ -457,7 +457,7 @@ mod tests {
         let src = s.rust("abc").unwrap();
         assert!(
             src.contains(
-                "if !(16.0 <= m && m <= 4096.0 && 1.0 <= n && n <= 100000.0) {\n    Self { wgd: 32, r#type: true }\n} else {"
+                "if !((16.0..=4096.0).contains(&m) && (1.0..=100000.0).contains(&n)) {\n    Self { wgd: 32, r#type: true }\n} else {"
             ),
             "{src}"
         );
