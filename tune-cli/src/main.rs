@@ -77,7 +77,7 @@ enum Command {
         #[arg(long)]
         tunable: Option<String>,
     },
-    /// Replay a technique on a recorded brute-force space (a Kernel Tuner cache).
+    /// Replay a technique on a recorded brute-force space (a Kernel Tuner cache, KTT output or T4 file).
     Sim(sim::SimArgs),
     /// Compare techniques on recorded spaces: mean fraction of the optimum after N evaluations.
     Score(sim::ScoreArgs),

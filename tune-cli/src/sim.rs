@@ -19,7 +19,7 @@ use crate::Res;
 /// `tune sim` options.
 #[derive(clap::Args, Debug)]
 pub struct SimArgs {
-    /// A Kernel Tuner cache file (`.json` or `.json.gz`) of a brute-forced space.
+    /// A brute-forced space: a Kernel Tuner cache (`.json` or `.json.gz`), KTT's JSON output or a T4 file.
     pub cache: PathBuf,
     /// Techniques to replay (repeat the flag or separate with commas; default: tune's
     /// default technique).
@@ -134,7 +134,7 @@ pub fn sim(a: &SimArgs) -> Res {
 /// `tune score` options.
 #[derive(clap::Args, Debug)]
 pub struct ScoreArgs {
-    /// Kernel Tuner cache files of brute-forced spaces.
+    /// Brute-forced spaces: Kernel Tuner caches, KTT outputs or T4 files.
     #[arg(required = true)]
     pub caches: Vec<PathBuf>,
     /// Techniques to compare (default: all but exhaustive).

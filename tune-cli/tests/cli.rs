@@ -350,7 +350,21 @@ fn sim() -> R {
         "seconds in the log",
     )?;
     let err = fails(&["sim", s(&cache), "--technique", "nope"])?;
-    check(err.contains("unknown search technique"), &err)
+    check(err.contains("unknown search technique"), &err)?;
+    // A brute force recorded by KTT replays too (12 configurations: a budget of 12 finds
+    // the optimum).
+    let out = ok(&[
+        "sim",
+        s(&runtime_data("ktt/pnpoly_excerpt.json")),
+        "--budget",
+        "12",
+    ])?;
+    check(
+        out.contains("12 recorded configurations")
+            && out.contains("| 12 |")
+            && out.contains("| 1.000 |"),
+        &out,
+    )
 }
 
 fn score() -> R {

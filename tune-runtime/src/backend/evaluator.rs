@@ -14,6 +14,7 @@ use super::checks::KernelProps;
 use super::compile_slots::{CompileSlots, Slot};
 use super::device::{Backend, CompileRequest, DeviceInfo, LaunchArg, LaunchDims, Occupancy};
 use super::host::{BufferArg, HostArg, HostArgs, HostData};
+use super::overruns::Overruns;
 use super::spec::{config_defines, ArgSpec, KernelSpec, Sizes};
 use super::validate::{Reference, ReferenceKernel};
 use crate::evaluate::{Cause, Evaluator, Failure, Measured};
@@ -66,6 +67,8 @@ pub struct KernelEvaluator<B: Backend> {
     cache: Mutex<HashMap<CacheKey, Arc<B::Kernel>>>,
     /// Compilations under way, up to what the backend's compiler runs at once.
     compiling: Arc<CompileSlots>,
+    /// Compile threads that ran past their limit, waited for when the evaluator is dropped.
+    overruns: Overruns,
     time_limit_ns: AtomicU64,
     /// Best median so far in nanoseconds (`u64::MAX` before the first), for `slow_factor`.
     best_ns: AtomicU64,
@@ -75,6 +78,9 @@ pub struct KernelEvaluator<B: Backend> {
 
 /// The device time one timed sample of back-to-back launches aims at.
 const SAMPLE_TARGET_NS: u128 = 1_000_000;
+
+/// How long dropping an evaluator waits for compilations that ran past their limit.
+const OVERRUN_GRACE: Duration = Duration::from_secs(30);
 
 impl<B: Backend> fmt::Debug for KernelEvaluator<B> {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
@@ -151,6 +157,7 @@ impl<B: Backend> KernelEvaluator<B> {
             expected: None,
             cache: Mutex::new(HashMap::new()),
             compiling: Arc::default(),
+            overruns: Overruns::default(),
             time_limit_ns: AtomicU64::new(0),
             best_ns: AtomicU64::new(u64::MAX),
             per_sample: AtomicUsize::new(0),
@@ -374,7 +381,7 @@ impl<B: Backend> KernelEvaluator<B> {
         let backend = self.backend.clone();
         let (source, name) = (self.spec.source.clone(), self.spec.name.clone());
         let (defines, options) = (defines.to_vec(), self.spec.options.clone());
-        std::thread::Builder::new()
+        let thread = std::thread::Builder::new()
             .name("tune-compile".into())
             .spawn(move || {
                 let r = backend.compile(&CompileRequest {
@@ -389,7 +396,10 @@ impl<B: Backend> KernelEvaluator<B> {
             .map_err(|e| Failure::Other(format!("starting a compile thread: {e}")))?;
         match rx.recv_timeout(limit) {
             Ok(r) => r,
-            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => Err(Failure::Timeout(limit)),
+            Err(std::sync::mpsc::RecvTimeoutError::Timeout) => {
+                self.overruns.keep(thread);
+                Err(Failure::Timeout(limit))
+            }
             Err(std::sync::mpsc::RecvTimeoutError::Disconnected) => Err(Failure::Other(
                 "the compile thread ended without a result".into(),
             )),
@@ -585,6 +595,13 @@ impl<B: Backend> KernelEvaluator<B> {
             r.map_err(|m| Failure::WrongResult(format!("output {k}: {m}")))?;
         }
         Ok(())
+    }
+}
+
+impl<B: Backend> Drop for KernelEvaluator<B> {
+    fn drop(&mut self) {
+        // A compiler that never returns is not waited for beyond the grace.
+        self.overruns.wait(OVERRUN_GRACE);
     }
 }
 

@@ -68,6 +68,7 @@ mod device;
 pub(crate) mod driver_env;
 mod evaluator;
 mod host;
+mod overruns;
 mod spec;
 mod validate;
 

@@ -16,6 +16,8 @@ struct Fake {
     info: DeviceInfo,
     compiles: std::sync::atomic::AtomicUsize,
     launches: std::sync::atomic::AtomicUsize,
+    /// Compilations past the slow compiler's sleep.
+    finished: std::sync::atomic::AtomicUsize,
     /// Compiles `#serial` sources one at a time (as NVIDIA's OpenCL driver does), and says
     /// so when this is `Some(1)`.
     serial: Mutex<()>,
@@ -50,6 +52,7 @@ impl Fake {
             },
             compiles: Default::default(),
             launches: Default::default(),
+            finished: Default::default(),
             serial: Mutex::new(()),
             at_once: None,
         }
@@ -70,6 +73,8 @@ impl Backend for Fake {
         if r.source.contains("#slow") {
             std::thread::sleep(Duration::from_millis(1500));
         }
+        self.finished
+            .fetch_add(1, std::sync::atomic::Ordering::SeqCst);
         if r.source.contains("#serial") {
             let _one_at_a_time = self.serial.lock().unwrap();
             std::thread::sleep(Duration::from_millis(100));
@@ -641,6 +646,7 @@ fn launches_per_sample_time_back_to_back_runs_per_launch() {
 fn compilations_past_the_limit_are_timeouts() {
     let s = space();
     let c = find(&s, 2, 32);
+    let fake = Arc::new(Fake::new());
     let slow = |limit| {
         let mut spec = KernelSpec::new("#slow kernel scale", "scale");
         spec = spec
@@ -650,12 +656,19 @@ fn compilations_past_the_limit_are_timeouts() {
             .buffer(BufferArg::random::<f32>(N, 7))
             .buffer(BufferArg::zeros::<f32>(N))
             .compile_time_limit(limit);
-        KernelEvaluator::<Fake>::new(Fake::new(), &s, spec).unwrap()
+        KernelEvaluator::<Fake>::new(fake.clone(), &s, spec).unwrap()
     };
+    let ev = slow(Duration::from_millis(50));
     let t = Instant::now();
-    let r = slow(Duration::from_millis(50)).prepare(&s, &c);
+    let r = ev.prepare(&s, &c);
     assert!(matches!(r, Err(Failure::Timeout(d)) if d == Duration::from_millis(50)));
     assert!(t.elapsed() < Duration::from_millis(1000));
+    // The compilation that timed out is still inside the compiler: dropping the evaluator
+    // waits for it (a process that exits with a thread inside a driver's compiler can crash).
+    let finished = || fake.finished.load(std::sync::atomic::Ordering::SeqCst);
+    assert_eq!(finished(), 0);
+    drop(ev);
+    assert_eq!(finished(), 1);
     assert!(slow(Duration::from_secs(30)).prepare(&s, &c).is_ok());
 }
 

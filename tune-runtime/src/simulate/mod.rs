@@ -1,7 +1,8 @@
 //! Simulation mode: replay recorded tuning results instead of running kernels.
 //!
 //! [`Recording::open`] reads a Kernel Tuner cache file (JSON, optionally gzip-compressed):
-//! a brute-forced space with the measured time, or the failure, of every configuration.
+//! a brute-forced space with the measured time, or the failure, of every configuration; a
+//! brute force recorded as KTT's JSON output or as a T4 results file reads the same way.
 //! Its [`Recording::space`] holds exactly the recorded configurations, and its
 //! [`SimulatedEvaluator`] answers each with the recorded time (milliseconds) or failure,
 //! charging the recorded compile, verification and benchmark time to the simulated clock
@@ -46,6 +47,8 @@ use crate::evaluate::{Evaluator, Failure, Measured};
 use crate::param::Param;
 use crate::space::{Config, Space, SpaceBuilder};
 use crate::{Error, Result};
+
+mod formats;
 
 /// One entry of a Kernel Tuner cache: the recorded time (ms) or failure of a configuration,
 /// and the time its evaluation cost. (One evaluation of a tuning log is a
@@ -157,7 +160,8 @@ impl std::fmt::Debug for Recording {
 }
 
 impl Recording {
-    /// Reads a Kernel Tuner cache file (`.json`, or gzip-compressed `.json.gz`).
+    /// Reads a Kernel Tuner cache file (`.json`, or gzip-compressed `.json.gz`), or KTT's
+    /// JSON output or a T4 results file of a brute-forced space.
     ///
     /// # Errors
     /// [`Error::Io`] if the file cannot be read, [`Error::Format`] if it is not a cache file.
@@ -186,20 +190,28 @@ impl Recording {
         Self::from_json(&text, &name)
     }
 
-    /// Reads the JSON text of a Kernel Tuner cache file; `origin` names it in errors.
+    /// Reads the JSON text of a Kernel Tuner cache file, or of KTT's JSON output or a T4
+    /// results file of a brute-forced space; `origin` names it in errors.
     ///
     /// # Errors
     /// [`Error::Format`] if it is not a cache file.
     pub fn from_json(text: &str, origin: &str) -> Result<Recording> {
+        let doc: Json = serde_json::from_str(text).map_err(|e| Error::Format {
+            path: origin.into(),
+            reason: format!("invalid JSON: {e}; expected a Kernel Tuner cache file"),
+        })?;
+        match formats::as_cache(&doc, origin)? {
+            Some(cache) => Self::from_cache(&cache, origin),
+            None => Self::from_cache(&doc, origin),
+        }
+    }
+
+    /// Reads a parsed Kernel Tuner cache document.
+    fn from_cache(doc: &Json, origin: &str) -> Result<Recording> {
         let bad = |reason: String| Error::Format {
             path: origin.into(),
             reason,
         };
-        let doc: Json = serde_json::from_str(text).map_err(|e| {
-            bad(format!(
-                "invalid JSON: {e}; expected a Kernel Tuner cache file"
-            ))
-        })?;
         let tune_params = doc
             .get("tune_params")
             .and_then(Json::as_object)
