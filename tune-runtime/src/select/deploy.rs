@@ -98,7 +98,7 @@ impl Selector {
     /// and trains a tree with `limits` to pick among them.
     ///
     /// # Errors
-    /// As [`set::choose`] and [`train_tree`].
+    /// As [`set::choose`] and [`train_tree`](super::classify::train_tree).
     pub fn fit(
         m: &Matrix,
         train: &[usize],
