@@ -39,7 +39,7 @@ fn matrix() -> Matrix {
 fn the_compiled_dispatch_runs_the_guard_outside_the_training_range() {
     let m = matrix();
     let all: Vec<usize> = (0..m.inputs().len()).collect();
-    let recipe = (SetMethod::Greedy, TreeLimits::B, Objective::Cost, true);
+    let recipe = (SetMethod::Greedy, TreeLimits::B, Objective::GeoMean, true);
     let s = Selector::fit_full(&m, &all, 2, recipe, &[]).unwrap();
     let g = s.guard.clone().unwrap();
     assert_eq!(g.ranges, vec![(16.0, 2048.0), (32.0, 256.0)]);

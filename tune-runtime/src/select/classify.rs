@@ -103,7 +103,7 @@ impl TreeLimits {
 pub enum Classifier {
     /// A decision tree over the features.
     Tree(TreeLimits),
-    /// A cost-sensitive decision tree over the features ([`Objective::Cost`](super::cost::Objective::Cost)).
+    /// A cost-sensitive decision tree over the features ([`Objective::GeoMean`](super::cost::Objective::GeoMean)).
     CostTree(TreeLimits),
     /// The label of the nearest training input, on standardised `log2(1 + x)` features.
     NearestNeighbour,

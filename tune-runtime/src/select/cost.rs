@@ -27,7 +27,7 @@ pub enum Objective {
     /// configuration's share of the input's best ([`train_cost_tree`]): a split pays for
     /// the performance it wins, not for separating labels whose configurations are
     /// near-equal on those inputs.
-    Cost,
+    GeoMean,
 }
 
 /// [`train_tree`] or [`train_cost_tree`], by `objective`.
@@ -43,7 +43,7 @@ pub fn train_tree_for(
 ) -> Result<Node> {
     match objective {
         Objective::Label => train_tree(m, train, set, limits),
-        Objective::Cost => train_cost_tree(m, train, set, limits),
+        Objective::GeoMean => train_cost_tree(m, train, set, limits),
     }
 }
 
@@ -292,7 +292,7 @@ mod tests {
             );
         }
         assert_eq!(
-            train_tree_for(&m, &all, &[0, 1, 2], stump, Objective::Cost).unwrap(),
+            train_tree_for(&m, &all, &[0, 1, 2], stump, Objective::GeoMean).unwrap(),
             cost
         );
     }

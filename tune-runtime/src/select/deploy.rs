@@ -218,7 +218,7 @@ impl Selector {
                 .map(|d| format!(", {} (derived)", d.name()))
                 .collect::<String>(),
         );
-        if self.objective == Objective::Cost {
+        if self.objective == Objective::GeoMean {
             out.push_str("// the tree's splits maximise the geometric mean of the leaves' configurations (cost-sensitive)\n");
         }
         if let Some(g) = &self.guard {

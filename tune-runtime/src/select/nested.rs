@@ -59,7 +59,7 @@ impl Recipe {
         };
         let cost = match self.objective {
             Objective::Label => "",
-            Objective::Cost => "cost ",
+            Objective::GeoMean => "cost ",
         };
         let guard = if self.guard { ", range guard" } else { "" };
         format!("{}, {cost}{tree}{features}{guard}", self.method.name())
@@ -87,11 +87,11 @@ impl Recipe {
             .collect()
     }
 
-    /// `recipes`, then each again with a cost-sensitive tree ([`Objective::Cost`]).
+    /// `recipes`, then each again with a cost-sensitive tree ([`Objective::GeoMean`]).
     pub fn and_cost(recipes: &[Recipe]) -> Vec<Recipe> {
         let mut v = recipes.to_vec();
         v.extend(recipes.iter().map(|r| Recipe {
-            objective: Objective::Cost,
+            objective: Objective::GeoMean,
             ..*r
         }));
         v
@@ -615,7 +615,7 @@ pub(super) mod tests {
         assert!(choice
             .scores
             .iter()
-            .any(|(r, _)| r.objective == Objective::Cost && r.name() == "greedy, cost tree A"));
+            .any(|(r, _)| r.objective == Objective::GeoMean && r.name() == "greedy, cost tree A"));
     }
 
     #[test]
