@@ -21,6 +21,11 @@
 #   mkdir -p .device-bin/select5 && cp target/release/examples/select_gemm .device-bin/select5/
 #   B=.device-bin/select5 bash benches/gpu/run_select.sh cuda     # about 4 minutes
 #   B=.device-bin/select5 bash benches/gpu/run_select.sh opencl   # about 5 minutes
+# Seed robustness (select6): SEEDS=1,2 runs the plan once per seed of the searches'
+# shuffle on one compiled pool, each seed within PLAN seconds, into <backend>/seed-N/;
+# cuBLAS and the filling of the grid once, after the last seed:
+#   SEEDS=1,2 PLAN=110 TUNE_SELECT_SECONDS=270 LIMIT=300 B=.device-bin/select6 \
+#     bash benches/gpu/run_select.sh cuda                         # about 5 minutes
 B=${B:-.device-bin/select5}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/select-out}
@@ -36,13 +41,15 @@ else
 fi
 LIMIT=${LIMIT:-320}
 export TUNE_SELECT_SECONDS=$SECONDS_
+export TUNE_SELECT_SEEDS=${SEEDS:-1}
+[ -n "${PLAN:-}" ] && export TUNE_SELECT_PLAN_SECONDS=$PLAN
 # The tables are computed where cargo is (`analyse`), not on the GPU machine's time.
 export TUNE_SELECT_ANALYSE=${TUNE_SELECT_ANALYSE:-0}
 case "${1:-cuda}" in
 cuda | opencl)
   mkdir -p "$OUT/$1"
   git log -1 --format='commit %H' 2>/dev/null | tee "$OUT/$1/log.txt"
-  echo "POOL=$POOL TILED=$TILED EVALS=$EVALS TUNE_SELECT_SECONDS=$SECONDS_ LIMIT=$LIMIT" |
+  echo "POOL=$POOL TILED=$TILED EVALS=$EVALS TUNE_SELECT_SECONDS=$SECONDS_ LIMIT=$LIMIT SEEDS=$TUNE_SELECT_SEEDS PLAN=${PLAN:-}" |
     tee -a "$OUT/$1/log.txt"
   # The SM clock under load, every 20 s (the run.sh line logs it idle, before).
   (while sleep 20; do

@@ -25,6 +25,9 @@
 //! `$TUNE_SELECT_ANALYSE=0` writes `run.json` without the tables (`select_gemm analyse
 //! DIR` computes them);
 //! `$TUNE_SELECT_COMPILE_THREADS` sets the compile threads (default: every core).
+//! `$TUNE_SELECT_SEEDS=1,2` runs the plan once per seed of the searches' shuffle on the
+//! same compiled pool, each into `$OUT/seed-N/` (cells measured once, shared; cuBLAS and
+//! the filling once, after the last seed), each seed within `$TUNE_SELECT_PLAN_SECONDS`.
 
 use std::process::ExitCode;
 use std::sync::Arc;
@@ -96,7 +99,16 @@ fn run<B: Backend>(
     let started = Instant::now();
     let target = Target::of(&*backend)?;
     let language = target.language;
-    let shapes = Shapes::read()?;
+    // `$TUNE_SELECT_MAX_GFLOP`: only the shapes of at most that many GFLOP (a smoke run
+    // on a slow device; default: every shape).
+    let shapes = match std::env::var("TUNE_SELECT_MAX_GFLOP") {
+        Ok(g) => Shapes::read()?.at_most(
+            g.parse::<f64>().map_err(|_| {
+                tune::Error::Select(format!("TUNE_SELECT_MAX_GFLOP={g}: expected a number"))
+            })? * 1e9,
+        ),
+        Err(_) => Shapes::read()?,
+    };
     let largest = shapes.0.iter().fold((1, 1, 1), |(a, b, c), s| {
         (a.max(s.m), b.max(s.n), c.max(s.k))
     });
@@ -114,7 +126,6 @@ fn run<B: Backend>(
     );
     let bench = Bench::new(backend.clone(), &pool, &shapes)?;
     let device = format!("{} ({language})", target.device.name);
-    let m = Matrix::new("gemm", device, Shape::FEATURES.map(String::from).to_vec());
     let named: Vec<Named<tune::Value>> = pool.kernels.iter().map(|k| pool.named(k)).collect();
     let index = |cfg: &Named<tune::Value>| named.iter().position(|n| n == cfg);
     let find = |key: &str| {
@@ -126,80 +137,110 @@ fn run<B: Backend>(
             .unwrap_or_default()
     };
     let budget = budget();
-    let before = |share: f64| started.elapsed() < Duration::from_secs_f64(budget * share);
-    let mut rng = SmallRng::seed_from_u64(1);
-    let mut order: Vec<usize> = (0..pool.kernels.len()).collect();
-    let mut searched = 0usize;
-    let (m, stats) = tune_inputs(
-        m,
-        shapes.inputs(),
-        Plan {
-            budget: pipeline::TUNE_SHARE,
-            ..Plan::default()
-        },
-        |input| {
-            // A random search over the compiled pool: few cells, because the
-            // cross-evaluation brings every shape the strong candidates of the others.
-            order.shuffle(&mut rng);
-            let s = find(&input.key);
-            searched += 1;
-            if searched % 50 == 0 {
-                eprintln!("searched {searched} shapes, {:.0?}", started.elapsed());
-            }
-            let evals = match () {
-                _ if before(0.4) => evals,
-                _ if before(0.6) => evals.min(8),
-                _ => evals.min(2),
-            };
-            Ok(order
-                .iter()
-                .take(evals)
-                .filter_map(|&c| Some((named[c].clone(), bench.time(&pool.kernels[c], &s)?)))
-                .collect())
-        },
-        |input, cfg| {
-            before(0.75).then_some(())?;
-            bench.time(&pool.kernels[index(cfg)?], &find(&input.key))
-        },
-    )?;
-    println!(
-        "searched {} cells, cross-evaluated {} + {}: {:.1}% of the {}-cell grid in all, {:.0?}",
-        stats.searched,
-        stats.anchored,
-        stats.promising,
-        100.0 * stats.measured_fraction(),
-        stats.grid,
-        started.elapsed()
-    );
-    // The label step, the rest of the tuning run: the matrix the selectors of each
-    // training set learn from is `m` and its label cells; every later cell goes to
-    // `truth` alone.
-    let mut truth = m.clone();
-    let budget = pipeline::label_budget(&stats, pipeline::BUDGET);
-    let labelled = pipeline::label_step(
-        &m,
-        &mut truth,
-        &pipeline::training_sets(&m),
-        budget,
-        |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
-        || before(0.8),
-    )?;
-    println!(
-        "label step: {} distinct label cells measured, {} planned over the training sets (at most {budget} each: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
-        labelled.0,
-        labelled.1,
-        100.0 * pipeline::BUDGET,
-        started.elapsed()
-    );
-    let (verified, planned) = pipeline::verify(&m, &mut truth, budget, |input, cfg| {
-        before(0.95).then_some(())?;
-        bench.time(&pool.kernels[index(cfg)?], &find(&input.key))
-    })?;
-    println!(
-        "scoring cells: {verified} of {planned} measured ({:.1}% of the grid), {:.0?}",
-        100.0 * verified as f64 / stats.grid.max(1) as f64,
-        started.elapsed()
-    );
+    let seeds = seeds()?;
+    let out = crate::out_dir(language.name());
+    // Each seed's tuning run, label step and scoring cells: (directory, matrix, truth,
+    // stats, label cells, scoring cells).
+    let mut runs = Vec::new();
+    for (n, &seed) in seeds.iter().enumerate() {
+        // The first seed's window starts with the run (one seed: as before the seeds);
+        // each later seed's when it starts. `$TUNE_SELECT_PLAN_SECONDS` (default: the
+        // whole budget) is one seed's window; past 95% of the budget nothing is measured.
+        let window = if n == 0 { started } else { Instant::now() };
+        let plan_seconds = plan_seconds(budget);
+        let before = |share: f64| {
+            window.elapsed() < Duration::from_secs_f64(plan_seconds * share)
+                && started.elapsed() < Duration::from_secs_f64(budget * 0.95)
+        };
+        let dir = if seeds.len() > 1 {
+            out.join(format!("seed-{seed}"))
+        } else {
+            out.clone()
+        };
+        println!("seed {seed} (searches' shuffle), {:.0?}", started.elapsed());
+        let m = Matrix::new("gemm", &device, Shape::FEATURES.map(String::from).to_vec());
+        let mut rng = SmallRng::seed_from_u64(seed);
+        let mut order: Vec<usize> = (0..pool.kernels.len()).collect();
+        let mut searched = 0usize;
+        let (m, stats) = tune_inputs(
+            m,
+            shapes.inputs(),
+            Plan {
+                budget: pipeline::TUNE_SHARE,
+                ..Plan::default()
+            },
+            |input| {
+                // A random search over the compiled pool: few cells, because the
+                // cross-evaluation brings every shape the strong candidates of the others.
+                order.shuffle(&mut rng);
+                let s = find(&input.key);
+                searched += 1;
+                if searched % 50 == 0 {
+                    eprintln!("searched {searched} shapes, {:.0?}", started.elapsed());
+                }
+                let evals = match () {
+                    _ if before(0.4) => evals,
+                    _ if before(0.6) => evals.min(8),
+                    _ => evals.min(2),
+                };
+                Ok(order
+                    .iter()
+                    .take(evals)
+                    .filter_map(|&c| Some((named[c].clone(), bench.time(c, &s)?)))
+                    .collect())
+            },
+            |input, cfg| {
+                before(0.75).then_some(())?;
+                bench.time(index(cfg)?, &find(&input.key))
+            },
+        )?;
+        println!(
+            "searched {} cells, cross-evaluated {} + {}: {:.1}% of the {}-cell grid in all, {:.0?}",
+            stats.searched,
+            stats.anchored,
+            stats.promising,
+            100.0 * stats.measured_fraction(),
+            stats.grid,
+            started.elapsed()
+        );
+        // The label step, the rest of the tuning run: the matrix the selectors of each
+        // training set learn from is `m` and its label cells; every later cell goes to
+        // `truth` alone.
+        let mut truth = m.clone();
+        let label_budget = pipeline::label_budget(&stats, pipeline::BUDGET);
+        let labelled = pipeline::label_step(
+            &m,
+            &mut truth,
+            &pipeline::training_sets(&m),
+            label_budget,
+            |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
+            || before(0.8),
+        )?;
+        println!(
+            "label step: {} distinct label cells measured, {} planned over the training sets (at most {label_budget} each: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
+            labelled.0,
+            labelled.1,
+            100.0 * pipeline::BUDGET,
+            started.elapsed()
+        );
+        let scored = pipeline::verify(&m, &mut truth, label_budget, |input, cfg| {
+            before(0.95).then_some(())?;
+            bench.time(index(cfg)?, &find(&input.key))
+        })?;
+        println!(
+            "scoring cells: {} of {} measured ({:.1}% of the grid), {:.0?}",
+            scored.0,
+            scored.1,
+            100.0 * scored.0 as f64 / stats.grid.max(1) as f64,
+            started.elapsed()
+        );
+        // Written now, so that a call cut short keeps every seed it finished.
+        let mut run = RunFile::new(m.clone(), &truth, stats, scored, None);
+        run.labelled = labelled;
+        run.budget = pipeline::BUDGET;
+        pipeline::write_run(&dir, &run, "analysing: see log.txt\n")?;
+        runs.push((dir, m, truth, stats, labelled, scored));
+    }
     // `$TUNE_SELECT_VENDOR=0`: no vendor library.
     let vendor = if std::env::var("TUNE_SELECT_VENDOR").is_ok_and(|v| v == "0") {
         None
@@ -207,42 +248,84 @@ fn run<B: Backend>(
         vendor(&shapes)?
     };
     eprintln!("vendor library timed, {:.0?}", started.elapsed());
-    // The rest of the grid with the time left (`$TUNE_SELECT_FILL=0`: none).
-    let filled = if std::env::var("TUNE_SELECT_FILL").is_ok_and(|v| v == "0") {
-        0
-    } else {
-        pipeline::fill(
-            &mut truth,
-            |input, cfg| bench.time(&pool.kernels[index(cfg)?], &find(&input.key)),
-            || before(0.95),
-        )?
-    };
-    println!(
-        "filled {filled} more cells of the {}-cell grid of the pool: {} measured in all, {:.0?}",
-        truth.grid(),
-        truth.measured(),
-        started.elapsed()
-    );
-    // The matrix first: if the analysis outlasts the call, `analyse` redoes it elsewhere.
-    let out = crate::out_dir(language.name());
-    let mut run = RunFile::new(m, &truth, stats, (verified, planned), vendor);
-    run.filled = filled;
-    run.labelled = labelled;
-    run.budget = pipeline::BUDGET;
-    pipeline::write_run(&out, &run, "analysing: see log.txt\n")?;
-    println!("measured and wrote run.json, {:.0?}", started.elapsed());
-    if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {
-        println!("analyse it with `select_gemm analyse DIR`");
-        return Ok(());
+    // The rest of the grid with the time left (`$TUNE_SELECT_FILL=0`: none), into the
+    // first seed's truth; then every cell measured in the call into every seed's, so that
+    // the seeds' tables divide by the same per-shape optimum.
+    let fill = !std::env::var("TUNE_SELECT_FILL").is_ok_and(|v| v == "0");
+    for (n, (dir, m, truth, stats, labelled, scored)) in runs.into_iter().enumerate() {
+        let mut truth = truth;
+        let own = truth.measured();
+        if n == 0 && fill {
+            pipeline::fill(
+                &mut truth,
+                |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
+                || started.elapsed() < Duration::from_secs_f64(budget * 0.95),
+            )?;
+        }
+        bench.complete(&mut truth, index)?;
+        let filled = truth.measured() - own;
+        println!(
+            "{}: filled {filled} more cells of the {}-cell grid of the pool: {} measured in all, {:.0?}",
+            dir.display(),
+            truth.grid(),
+            truth.measured(),
+            started.elapsed()
+        );
+        // The matrix first: if the analysis outlasts the call, `analyse` redoes it elsewhere.
+        let mut run = RunFile::new(m, &truth, stats, scored, vendor.clone());
+        run.filled = filled;
+        run.labelled = labelled;
+        run.budget = pipeline::BUDGET;
+        pipeline::write_run(&dir, &run, "analysing: see log.txt\n")?;
+        println!("measured and wrote run.json, {:.0?}", started.elapsed());
+        if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {
+            println!("analyse it with `select_gemm analyse DIR`");
+            continue;
+        }
+        let report = pipeline::analyse(&run)?;
+        pipeline::write_run(&dir, &run, &report)?;
+        println!(
+            "{report}\n{:.0?} in all; wrote {}",
+            started.elapsed(),
+            dir.display()
+        );
     }
-    let report = pipeline::analyse(&run)?;
-    pipeline::write_run(&out, &run, &report)?;
-    println!(
-        "{report}\n{:.0?} in all; wrote {}",
-        started.elapsed(),
-        out.display()
-    );
     Ok(())
+}
+
+/// `$TUNE_SELECT_SEEDS`: the seeds of the searches' shuffles, comma-separated (default
+/// `1`, the seed of every run before it). Several seeds tune and score the same compiled
+/// pool once each, in turn (a cell one seed measured is reused by the next, as `replay`
+/// reads a filled grid), so that which configurations the cross-evaluation spreads is
+/// the only difference between their tables.
+fn seeds() -> Result<Vec<u64>> {
+    let Ok(v) = std::env::var("TUNE_SELECT_SEEDS") else {
+        return Ok(vec![1]);
+    };
+    let seeds = v
+        .split(',')
+        .map(|s| s.trim().parse::<u64>())
+        .collect::<std::result::Result<Vec<u64>, _>>()
+        .map_err(|_| {
+            tune::Error::Select(format!(
+                "TUNE_SELECT_SEEDS={v}: expected seeds separated by commas, e.g. 1,2"
+            ))
+        })?;
+    if seeds.is_empty() {
+        return Err(tune::Error::Select(
+            "TUNE_SELECT_SEEDS is empty: give at least one seed, e.g. 1".into(),
+        ));
+    }
+    Ok(seeds)
+}
+
+/// `$TUNE_SELECT_PLAN_SECONDS`: one seed's window for its searches, cross-evaluation,
+/// label step and scoring cells (default: the whole budget).
+fn plan_seconds(budget: f64) -> f64 {
+    std::env::var("TUNE_SELECT_PLAN_SECONDS")
+        .ok()
+        .and_then(|v| v.parse::<f64>().ok())
+        .unwrap_or(budget)
 }
 
 /// `$TUNE_SELECT_SECONDS`, default 300.
@@ -260,6 +343,9 @@ struct Bench<'a, B: Backend> {
     buffers: Buffers<B::Buffer>,
     /// The best time per shape so far: a configuration far slower is not timed in full.
     best: std::cell::RefCell<std::collections::HashMap<String, f64>>,
+    /// Every cell measured, by shape key and pool position (`None`: it failed): a later
+    /// seed reads it rather than measuring it again.
+    cells: std::cell::RefCell<std::collections::HashMap<(String, usize), Option<f64>>>,
 }
 
 impl<'a, B: Backend> Bench<'a, B> {
@@ -271,7 +357,44 @@ impl<'a, B: Backend> Bench<'a, B> {
             pool,
             buffers,
             best: Default::default(),
+            cells: Default::default(),
         })
+    }
+
+    /// [`Bench::measure`] of the pool's configuration `c` on `s`, once per call of the
+    /// example: a cell measured before is read back.
+    fn time(&self, c: usize, s: &Shape) -> Option<f64> {
+        let key = (s.key(), c);
+        if let Some(&t) = self.cells.borrow().get(&key) {
+            return t;
+        }
+        let t = self.measure(self.pool.kernels.get(c)?, s);
+        self.cells.borrow_mut().insert(key, t);
+        t
+    }
+
+    /// Every cell measured in this call that `truth` lacks, into it (`index`: a
+    /// configuration's pool position).
+    fn complete(
+        &self,
+        truth: &mut Matrix,
+        index: impl Fn(&Named<tune::Value>) -> Option<usize>,
+    ) -> Result<()> {
+        let cells = self.cells.borrow();
+        for i in 0..truth.inputs().len() {
+            for c in 0..truth.configs().len() {
+                if truth.get(i, c).is_some() {
+                    continue;
+                }
+                let Some(p) = index(&truth.configs()[c]) else {
+                    continue;
+                };
+                if let Some(&Some(t)) = cells.get(&(truth.inputs()[i].key.clone(), p)) {
+                    truth.set(i, c, t)?;
+                }
+            }
+        }
+        Ok(())
     }
 
     /// Seconds of the batch: two single launches (the first warms, the second sizes the
@@ -279,7 +402,7 @@ impl<'a, B: Backend> Bench<'a, B> {
     /// then the median of 5 samples, times the batch. A configuration whose first sample
     /// is over 4 times the shape's best so far keeps that sample (it is out of the
     /// running; its cost is still what was measured). `None` if it fails.
-    fn time(&self, k: &Compiled<B::Kernel>, s: &Shape) -> Option<f64> {
+    fn measure(&self, k: &Compiled<B::Kernel>, s: &Shape) -> Option<f64> {
         let key = s.key();
         let best = self.best.borrow().get(&key).copied();
         let call = |count| {

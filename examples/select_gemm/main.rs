@@ -13,6 +13,8 @@
 //! cargo run --release --features select --example select_gemm -- analyse OUT_DIR
 //! # how many scoring cells a run's matrix plans (to size a GPU run)
 //! cargo run --release --features select --example select_gemm -- plan OUT_DIR
+//! # where a split's shipped selector loses (default: MobileNet held out, k = 8)
+//! cargo run --release --features select --example select_gemm -- explain OUT_DIR [SPLIT] [K]
 //! # a measuring plan replayed on a run whose grid was filled (replay.rs)
 //! cargo run --release --features select --example select_gemm -- replay OUT_DIR [EVALS] [TUNE_SHARE] [BUDGET]
 //! ```
@@ -170,10 +172,20 @@ fn main() -> ExitCode {
                 "usage: select_gemm plan OUT_DIR".into(),
             )),
         },
+        Some("explain") => match args.get(1) {
+            Some(dir) => pipeline::explain_dir(
+                &PathBuf::from(dir),
+                args.get(2).map(String::as_str),
+                args.get(3).and_then(|k| k.parse().ok()),
+            ),
+            None => Err(tune::Error::Select(
+                "usage: select_gemm explain OUT_DIR [SPLIT] [K]".into(),
+            )),
+        },
         Some("replay") => replay::main(&args[1..]),
         Some("gpu") => return gpu::main(&args[1..]),
         Some(other) => Err(tune::Error::Select(format!(
-            "unknown command `{other}`; expected cpu, gpu, analyse, plan or replay"
+            "unknown command `{other}`; expected cpu, gpu, analyse, explain, plan or replay"
         ))),
     };
     match result {

@@ -6,10 +6,12 @@
 //! - [`labels`]: the label step of a tuning run, and the split of the 15% budget;
 //! - [`cells`]: the cells measured past the tuning run (scoring, the rest of the grid);
 //! - [`run_file`]: what a run measured (`run.json`);
-//! - [`analyse`]: the tables of a run.
+//! - [`analyse`]: the tables of a run;
+//! - [`explain`]: where a split's shipped selector loses.
 
 mod analyse;
 mod cells;
+mod explain;
 mod labels;
 mod recipe;
 mod run_file;
@@ -17,6 +19,7 @@ mod shapes;
 
 pub use analyse::{analyse, analyse_dir, plan_dir};
 pub use cells::{fill, verify};
+pub use explain::explain_dir;
 pub use labels::{label_budget, label_step, labelled, training_sets, BUDGET, TUNE_SHARE};
 pub use recipe::deploy;
 pub use run_file::{read_run, write_run, RunFile};

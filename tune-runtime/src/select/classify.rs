@@ -10,6 +10,7 @@
 
 use serde::{Deserialize, Serialize};
 
+use super::cost::train_cost_tree;
 use super::matrix::{best_in, Matrix};
 use crate::results::database::key_distance;
 use crate::{Error, Result};
@@ -102,6 +103,8 @@ impl TreeLimits {
 pub enum Classifier {
     /// A decision tree over the features.
     Tree(TreeLimits),
+    /// A cost-sensitive decision tree over the features ([`Objective::GeoMean`](super::cost::Objective::GeoMean)).
+    CostTree(TreeLimits),
     /// The label of the nearest training input, on standardised `log2(1 + x)` features.
     NearestNeighbour,
     /// The label of the nearest training input by the input key's distance
@@ -121,6 +124,7 @@ impl Classifier {
                 l.max_depth.map_or("any".into(), |d| d.to_string()),
                 l.min_leaf
             ),
+            Classifier::CostTree(l) => format!("cost {}", Classifier::Tree(l).name()),
             Classifier::NearestNeighbour => "1-NN".into(),
             Classifier::NearestInput => "nearest input".into(),
         }
@@ -134,10 +138,17 @@ impl Classifier {
         Classifier::NearestNeighbour,
         Classifier::NearestInput,
     ];
+
+    /// The cost-sensitive trees with the paper's limits A, B and C.
+    pub const COST: [Classifier; 3] = [
+        Classifier::CostTree(TreeLimits::A),
+        Classifier::CostTree(TreeLimits::B),
+        Classifier::CostTree(TreeLimits::C),
+    ];
 }
 
 /// `log2(1 + x)`, the scale trees and 1-NN see features on (0 and 1 flags stay 0 and 1).
-fn scaled(x: f64) -> f64 {
+pub(super) fn scaled(x: f64) -> f64 {
     (1.0 + x.max(0.0)).log2()
 }
 
@@ -334,6 +345,7 @@ pub fn train<'a>(
 ) -> Result<Trained<'a>> {
     Ok(match classifier {
         Classifier::Tree(limits) => Trained::Tree(train_tree(m, train, set, limits)?),
+        Classifier::CostTree(limits) => Trained::Tree(train_cost_tree(m, train, set, limits)?),
         Classifier::NearestNeighbour => {
             let data = labelled(m, train, set);
             let scale = (0..m.features.len())

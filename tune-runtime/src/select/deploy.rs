@@ -12,7 +12,8 @@ use std::fmt::Write as _;
 
 use serde::{Deserialize, Serialize};
 
-use super::classify::{train_tree, Node, TreeLimits};
+use super::classify::{Node, TreeLimits};
+use super::cost::{robust, train_tree_for, Objective};
 use super::features::{extend, Derived};
 use super::matrix::Matrix;
 use super::set::{self, SetMethod};
@@ -41,8 +42,55 @@ pub struct Selector {
     pub method: SetMethod,
     /// The tree's limits.
     pub limits: TreeLimits,
+    /// What the tree's splits optimise.
+    #[serde(default)]
+    pub objective: Objective,
+    /// What runs where a feature lies outside the training inputs' range (`None`: the
+    /// tree everywhere).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub guard: Option<Guard>,
     /// The training inputs' keys.
     pub trained_on: Vec<String>,
+}
+
+/// Where a selector's tree has no data: an input with a feature (own or derived) outside
+/// the training inputs' range runs the set's most robust configuration ([`robust`])
+/// rather than whatever the tree's outermost leaf holds.
+#[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
+pub struct Guard {
+    /// Per feature the tree reads (own, then derived): the least and the largest value
+    /// among the training inputs.
+    pub ranges: Vec<(f64, f64)>,
+    /// The set position run outside them.
+    pub choice: usize,
+}
+
+impl Guard {
+    /// The guard of the set `set` (configuration indices of `m`) fitted on `train`; `m`'s
+    /// features are those the tree reads. `None` when no training input has a measured
+    /// configuration of the set.
+    pub fn fit(m: &Matrix, train: &[usize], set: &[usize]) -> Option<Guard> {
+        let choice = robust(m, train, set)?;
+        let ranges = (0..m.features.len())
+            .map(|f| {
+                train
+                    .iter()
+                    .map(|&i| m.inputs()[i].features.get(f).copied().unwrap_or(0.0))
+                    .fold((f64::INFINITY, f64::NEG_INFINITY), |(lo, hi), x| {
+                        (lo.min(x), hi.max(x))
+                    })
+            })
+            .collect();
+        Some(Guard { ranges, choice })
+    }
+
+    /// Whether every feature lies within the training range.
+    pub fn inside(&self, features: &[f64]) -> bool {
+        self.ranges
+            .iter()
+            .zip(features)
+            .all(|(&(lo, hi), &x)| lo <= x && x <= hi)
+    }
 }
 
 impl Selector {
@@ -50,7 +98,7 @@ impl Selector {
     /// and trains a tree with `limits` to pick among them.
     ///
     /// # Errors
-    /// As [`set::choose`] and [`train_tree`].
+    /// As [`set::choose`] and [`train_tree`](super::classify::train_tree).
     pub fn fit(
         m: &Matrix,
         train: &[usize],
@@ -72,8 +120,37 @@ impl Selector {
         (method, limits): (SetMethod, TreeLimits),
         derived: &[Derived],
     ) -> Result<Selector> {
+        Selector::fit_full(
+            m,
+            train,
+            k,
+            (method, limits, Objective::Label, false),
+            derived,
+        )
+    }
+
+    /// [`Selector::fit_with`] with a tree that optimises `objective`, and with `guard`, a
+    /// [`Guard`] for inputs outside the training range.
+    ///
+    /// # Errors
+    /// As [`Selector::fit`].
+    pub fn fit_full(
+        m: &Matrix,
+        train: &[usize],
+        k: usize,
+        (method, limits, objective, guard): (SetMethod, TreeLimits, Objective, bool),
+        derived: &[Derived],
+    ) -> Result<Selector> {
         let chosen = set::choose(m, train, k, method)?;
-        let tree = train_tree(&m.with_derived(derived), train, &chosen, limits)?;
+        let features = m.with_derived(derived);
+        let tree = train_tree_for(&features, train, &chosen, limits, objective)?;
+        let guard = if guard {
+            Some(Guard::fit(&features, train, &chosen).ok_or_else(|| {
+                Error::Select("no training input has a measured configuration of the set".into())
+            })?)
+        } else {
+            None
+        };
         Ok(Selector {
             tunable: m.tunable.clone(),
             device: m.device.clone(),
@@ -83,6 +160,8 @@ impl Selector {
             tree,
             method,
             limits,
+            objective,
+            guard,
             trained_on: train.iter().map(|&i| m.inputs()[i].key.clone()).collect(),
         })
     }
@@ -90,10 +169,10 @@ impl Selector {
     /// The configuration for an input with these features (in [`Selector::features`]'
     /// order).
     pub fn choose(&self, features: &[f64]) -> Option<&Named<Value>> {
-        let choice = if self.derived.is_empty() {
-            self.tree.choose(features)
-        } else {
-            self.tree.choose(&extend(features, &self.derived))
+        let all = extend(features, &self.derived);
+        let choice = match &self.guard {
+            Some(g) if !g.inside(&all) => g.choice,
+            _ => self.tree.choose(&all),
         };
         self.configs.get(choice)
     }
@@ -139,6 +218,16 @@ impl Selector {
                 .map(|d| format!(", {} (derived)", d.name()))
                 .collect::<String>(),
         );
+        if self.objective == Objective::GeoMean {
+            out.push_str("// the tree's splits maximise the geometric mean of the leaves' configurations (cost-sensitive)\n");
+        }
+        if let Some(g) = &self.guard {
+            let _ = writeln!(
+                out,
+                "// outside the training inputs' range of any feature: configuration {} (the set's most robust)",
+                g.choice
+            );
+        }
         for (i, c) in self.configs.iter().enumerate() {
             let _ = writeln!(out, "// {i}: {c}");
         }
@@ -157,12 +246,41 @@ impl Selector {
             }
         }
         let _ = write!(out, "::core::option::Option::Some(({fingerprint:?}, ");
-        self.emit(&self.tree, &literals, 0, &mut out);
+        if let Some(g) = &self.guard {
+            // Outside the training range (or NaN): the set's most robust configuration.
+            let within: Vec<String> = g
+                .ranges
+                .iter()
+                .enumerate()
+                .map(|(f, (lo, hi))| {
+                    let x = self.feature_name(f);
+                    format!("({lo:?}..={hi:?}).contains(&{x})")
+                })
+                .collect();
+            let lit = literals.get(g.choice).map_or("Self", String::as_str);
+            let _ = write!(out, "if !({}) {{\n    {lit}\n}} else ", within.join(" && "));
+            out.push_str("{\n    ");
+            self.emit(&self.tree, &literals, 1, &mut out);
+            out.push_str("\n}");
+        } else {
+            self.emit(&self.tree, &literals, 0, &mut out);
+        }
         out.push_str("))\n");
         if !self.derived.is_empty() {
             out.push_str("}\n");
         }
         Ok(out)
+    }
+
+    /// The local a feature (own, then derived) is bound to in the generated source.
+    fn feature_name(&self, feature: usize) -> String {
+        match self.features.get(feature) {
+            Some(own) => raw(own),
+            None => self
+                .derived
+                .get(feature - self.features.len())
+                .map_or("_".into(), |d| derived_local(d.name())),
+        }
     }
 
     fn emit(&self, node: &Node, literals: &[String], depth: usize, out: &mut String) {
@@ -178,13 +296,7 @@ impl Selector {
                 below,
                 above,
             } => {
-                let name = match self.features.get(*feature) {
-                    Some(own) => raw(own),
-                    None => self
-                        .derived
-                        .get(*feature - self.features.len())
-                        .map_or("_".into(), |d| derived_local(d.name())),
-                };
+                let name = self.feature_name(*feature);
                 let _ = write!(out, "if {name} <= {threshold:?} {{\n{pad}");
                 self.emit(below, literals, depth + 1, out);
                 let _ = write!(out, "\n{}}} else {{\n{pad}", &pad[4..]);
@@ -293,6 +405,8 @@ mod tests {
             },
             method: SetMethod::Greedy,
             limits: TreeLimits::B,
+            objective: Objective::Label,
+            guard: None,
             trained_on: vec!["m=1,n=1".into()],
         }
     }
@@ -323,6 +437,39 @@ mod tests {
             s.choose(&[200.0, 5.0]).unwrap().get("wgd"),
             Some(&Value::Int(32))
         );
+    }
+
+    #[test]
+    fn a_guard_runs_its_configuration_outside_the_training_range() {
+        let mut s = selector();
+        s.guard = Some(Guard {
+            ranges: vec![(16.0, 4096.0), (1.0, 1e5)],
+            choice: 1,
+        });
+        let wgd = |m: f64, n: f64| s.choose(&[m, n]).and_then(|c| c.get("wgd")).cloned();
+        // Inside: the tree.
+        assert_eq!(wgd(100.0, 5.0), Some(Value::Int(16)));
+        assert_eq!(wgd(200.0, 2e4), Some(Value::Int(64)));
+        // Outside either range (or NaN): the guard's.
+        assert_eq!(wgd(8.0, 5.0), Some(Value::Int(32)));
+        assert_eq!(wgd(200.0, 1e6), Some(Value::Int(32)));
+        assert_eq!(wgd(f64::NAN, 5.0), Some(Value::Int(32)));
+        let src = s.rust("abc").unwrap();
+        assert!(
+            src.contains(
+                "if !((16.0..=4096.0).contains(&m) && (1.0..=100000.0).contains(&n)) {\n    Self { wgd: 32, r#type: true }\n} else {"
+            ),
+            "{src}"
+        );
+        assert!(src.contains("if m <= 127.5 {"), "{src}");
+        // Kept in the JSON beside the tuning database.
+        let back: Selector = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        // A selector written before guards reads back without one.
+        let mut old = serde_json::to_value(selector()).unwrap();
+        old.as_object_mut().unwrap().remove("objective");
+        let old: Selector = serde_json::from_value(old).unwrap();
+        assert_eq!((old.guard, old.objective), (None, Objective::Label));
     }
 
     #[test]

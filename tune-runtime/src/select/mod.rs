@@ -9,6 +9,8 @@
 //!   on normalised performance (linfa), greedy max-coverage.
 //! - [`classify`]: picking one of them per input: decision trees (linfa), 1-nearest
 //!   neighbour, the nearest recorded input.
+//! - [`cost`]: cost-sensitive trees (splits that win performance, not labels) and the
+//!   set's most robust configuration.
 //! - [`deploy`]: the [`Selector`] that ships, and its Rust source for
 //!   `#[tunable(select = "..")]`.
 //! - [`report`]: splits of the inputs and the tables (every method x classifier x k).
@@ -39,6 +41,7 @@
 //! ```
 
 pub mod classify;
+pub mod cost;
 pub mod cross;
 pub mod deploy;
 pub mod features;
@@ -48,6 +51,7 @@ pub mod report;
 pub mod set;
 
 pub use classify::{Classifier, Node, TreeLimits};
+pub use cost::Objective;
 pub use cross::{measured, tune_inputs, Plan, Stats};
 pub use deploy::Selector;
 pub use matrix::{Input, Matrix, Normalisation, Score};

@@ -12,8 +12,9 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 use serde::{Deserialize, Serialize};
 
-use super::classify::{train_tree, TreeLimits};
-use super::deploy::Selector;
+use super::classify::TreeLimits;
+use super::cost::{train_tree_for, Objective};
+use super::deploy::{Guard, Selector};
 use super::features::Derived;
 use super::matrix::{score_or_worst, Matrix, Normalisation, Score};
 use super::set::{self, SetMethod};
@@ -29,6 +30,13 @@ pub struct Recipe {
     /// Whether the tree reads [`Nested::derived`] besides the input's own features.
     #[serde(default)]
     pub derived: bool,
+    /// What the tree's splits optimise (select6).
+    #[serde(default)]
+    pub objective: Objective,
+    /// Whether inputs outside the training range run the set's most robust
+    /// configuration ([`Guard`]; select6).
+    #[serde(default)]
+    pub guard: bool,
 }
 
 impl Recipe {
@@ -49,7 +57,12 @@ impl Recipe {
         } else {
             ""
         };
-        format!("{}, {tree}{features}", self.method.name())
+        let cost = match self.objective {
+            Objective::Label => "",
+            Objective::GeoMean => "cost ",
+        };
+        let guard = if self.guard { ", range guard" } else { "" };
+        format!("{}, {cost}{tree}{features}{guard}", self.method.name())
     }
 
     /// Every set method (clustering with every normalisation) with the paper's trees A,
@@ -67,9 +80,28 @@ impl Recipe {
                     method,
                     limits,
                     derived: false,
+                    objective: Objective::Label,
+                    guard: false,
                 })
             })
             .collect()
+    }
+
+    /// `recipes`, then each again with a cost-sensitive tree ([`Objective::GeoMean`]).
+    pub fn and_cost(recipes: &[Recipe]) -> Vec<Recipe> {
+        let mut v = recipes.to_vec();
+        v.extend(recipes.iter().map(|r| Recipe {
+            objective: Objective::GeoMean,
+            ..*r
+        }));
+        v
+    }
+
+    /// `recipes`, then each again with a [`Guard`] for inputs outside the training range.
+    pub fn and_guarded(recipes: &[Recipe]) -> Vec<Recipe> {
+        let mut v = recipes.to_vec();
+        v.extend(recipes.iter().map(|r| Recipe { guard: true, ..*r }));
+        v
     }
 
     /// `recipes`, then each again with derived features.
@@ -163,11 +195,26 @@ impl Nested {
                 };
                 let Some(chosen) = chosen else { continue };
                 let features = if recipe.derived { &extended } else { m };
-                let Ok(tree) = train_tree(features, &fit, &chosen, recipe.limits) else {
+                let Ok(tree) =
+                    train_tree_for(features, &fit, &chosen, recipe.limits, recipe.objective)
+                else {
                     continue;
                 };
+                let guard = if recipe.guard {
+                    let Some(g) = Guard::fit(features, &fit, &chosen) else {
+                        continue;
+                    };
+                    Some(g)
+                } else {
+                    None
+                };
                 for &i in held {
-                    if let Some(&c) = chosen.get(tree.choose(&features.inputs()[i].features)) {
+                    let x = &features.inputs()[i].features;
+                    let p = match &guard {
+                        Some(g) if !g.inside(x) => g.choice,
+                        _ => tree.choose(x),
+                    };
+                    if let Some(&c) = chosen.get(p) {
                         picks[r].insert(i, c);
                     }
                 }
@@ -200,7 +247,13 @@ impl Nested {
         let choice = self.choose(m, train, k)?;
         let r = choice.recipe;
         let derived: &[Derived] = if r.derived { &self.derived } else { &[] };
-        let s = Selector::fit_with(m, train, k, (r.method, r.limits), derived)?;
+        let s = Selector::fit_full(
+            m,
+            train,
+            k,
+            (r.method, r.limits, r.objective, r.guard),
+            derived,
+        )?;
         Ok((s, choice))
     }
 
@@ -309,11 +362,15 @@ pub(super) mod tests {
                         min_leaf: 1,
                     },
                     derived: false,
+                    objective: Objective::Label,
+                    guard: false,
                 },
                 Recipe {
                     method: SetMethod::Greedy,
                     limits: TreeLimits::A,
                     derived: false,
+                    objective: Objective::Label,
+                    guard: false,
                 },
             ],
             ..Nested::default()
@@ -364,6 +421,8 @@ pub(super) mod tests {
             method: SetMethod::Greedy,
             limits: shallow,
             derived: false,
+            objective: Objective::Label,
+            guard: false,
         };
         let nested = Nested {
             recipes: Recipe::and_derived(&[own]),
@@ -464,6 +523,8 @@ pub(super) mod tests {
             method,
             limits: TreeLimits::A,
             derived: false,
+            objective: Objective::Label,
+            guard: false,
         };
         let nested = Nested {
             recipes: vec![recipe(SetMethod::TopN), recipe(SetMethod::Greedy)],
@@ -484,6 +545,77 @@ pub(super) mod tests {
         assert_eq!((top.scored, top.unmeasured), (60, 24), "{top:?}");
         assert!((top.geomean - 0.25f64.powf(0.4)).abs() < 1e-9, "{top:?}");
         assert!((choice.scores[0].1.geomean - 0.5f64.powf(0.6)).abs() < 1e-9);
+    }
+
+    /// Three groups along `n`: `a` (0-19), `b` (20-39), `c` (40-59). X wins `a` by 20%
+    /// and `c` by 3 times, Y wins `b` by 4%: X is the robust one, and a tree fitted on
+    /// two groups extrapolates the wrong label into the third where it lies beyond them.
+    fn three_networks() -> Matrix {
+        let mut m = Matrix::new("t", "d", vec!["n".into()]);
+        for c in 0..2 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for n in 0..60 {
+            let i = m.add_input(Input {
+                key: format!("n={n}"),
+                features: vec![f64::from(n)],
+                groups: vec![["a", "b", "c"][n as usize / 20].into()],
+            });
+            let (x, y) = match n {
+                0..20 => (1.0, 1.2),
+                20..40 => (1.04, 1.0),
+                _ => (1.0, 3.0),
+            };
+            m.set(i, 0, x).unwrap();
+            m.set(i, 1, y).unwrap();
+        }
+        m
+    }
+
+    #[test]
+    fn a_range_guard_is_chosen_where_the_left_out_group_lies_beyond_the_others() {
+        let m = three_networks();
+        let train: Vec<usize> = (0..60).collect();
+        let plain = Recipe {
+            method: SetMethod::Greedy,
+            limits: TreeLimits::A,
+            derived: false,
+            objective: Objective::Label,
+            guard: false,
+        };
+        let nested = Nested {
+            recipes: Recipe::and_guarded(&[plain]),
+            by_group: true,
+            ..Nested::default()
+        };
+        let (s, choice) = nested.fit(&m, &train, 2).unwrap();
+        // Left out, `a` and `c` lie outside the others' range: unguarded, the tree runs
+        // Y there (83% and 33%); guarded, X (100%).
+        assert!(choice.recipe.guard, "{:?}", choice.scores);
+        assert!(
+            (choice.scores[0].1.geomean - 1.04f64.powf(-1.0 / 3.0)).abs() < 1e-9,
+            "{:?}",
+            choice.scores
+        );
+        assert!(choice.scores[1].1.geomean < 0.7, "{:?}", choice.scores);
+        assert_eq!(choice.recipe.name(), "greedy, tree A, range guard");
+        let g = s.guard.clone().unwrap();
+        assert_eq!((g.ranges, g.choice), (vec![(0.0, 59.0)], 0));
+        let c = |n: f64| s.choose(&[n]).and_then(|c| c.get("C")).cloned();
+        assert_eq!(c(30.0), Some(Value::Int(1)));
+        assert_eq!(c(500.0), Some(Value::Int(0)));
+        assert_eq!(c(-1.0), Some(Value::Int(0)));
+        // Cost trees enter the same way.
+        let both = Nested {
+            recipes: Recipe::and_cost(&[plain]),
+            ..nested
+        };
+        let choice = both.choose(&m, &train, 2).unwrap();
+        assert_eq!(choice.scores.len(), 2);
+        assert!(choice
+            .scores
+            .iter()
+            .any(|(r, _)| r.objective == Objective::GeoMean && r.name() == "greedy, cost tree A"));
     }
 
     #[test]
