@@ -38,6 +38,23 @@ pub enum Node {
 }
 
 impl Node {
+    /// A split on `feature` at `t` (in the trees' scaled units, `log2(1 + x)`) over two
+    /// grown subtrees; one leaf where both sides chose the same configuration.
+    pub(super) fn joined(feature: usize, t: f64, below: Node, above: Node) -> Node {
+        if let (Node::Leaf { choice: a }, Node::Leaf { choice: b }) = (&below, &above) {
+            if a == b {
+                return below;
+            }
+        }
+        Node::Split {
+            feature,
+            // Back in the feature's units: `log2(1 + x) <= t` is `x <= 2^t - 1`.
+            threshold: t.exp2() - 1.0,
+            below: Box::new(below),
+            above: Box::new(above),
+        }
+    }
+
     /// The set position for an input with these features.
     pub fn choose(&self, features: &[f64]) -> usize {
         let mut node = self;
@@ -264,19 +281,12 @@ impl Grower<'_> {
         let (below, above): (Vec<usize>, Vec<usize>) = idx
             .into_iter()
             .partition(|&i| self.samples[i].0[feature] <= t);
-        let (below, above) = (self.grow(below, depth + 1), self.grow(above, depth + 1));
-        if let (Node::Leaf { choice: a }, Node::Leaf { choice: b }) = (&below, &above) {
-            if a == b {
-                return below;
-            }
-        }
-        Node::Split {
+        Node::joined(
             feature,
-            // Back in the feature's units: `log2(1 + x) <= t` is `x <= 2^t - 1`.
-            threshold: t.exp2() - 1.0,
-            below: Box::new(below),
-            above: Box::new(above),
-        }
+            t,
+            self.grow(below, depth + 1),
+            self.grow(above, depth + 1),
+        )
     }
 }
 

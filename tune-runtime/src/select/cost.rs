@@ -189,18 +189,12 @@ impl CostGrower<'_> {
         let (below, above): (Vec<usize>, Vec<usize>) = idx
             .into_iter()
             .partition(|&i| self.samples[i].0[feature] <= t);
-        let (below, above) = (self.grow(below, depth + 1), self.grow(above, depth + 1));
-        if let (Node::Leaf { choice: a }, Node::Leaf { choice: b }) = (&below, &above) {
-            if a == b {
-                return below;
-            }
-        }
-        Node::Split {
+        Node::joined(
             feature,
-            threshold: t.exp2() - 1.0,
-            below: Box::new(below),
-            above: Box::new(above),
-        }
+            t,
+            self.grow(below, depth + 1),
+            self.grow(above, depth + 1),
+        )
     }
 }
 
