@@ -79,8 +79,16 @@ fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, 
         ("PATCH", patch(vec![0, 1, 8, 16, 32])),
         // The output tile written through local memory by runs of a channel's pixels.
         ("OSTAGE", patch(vec![0, 1])),
-        // The unstaged gather's bounds checks by tap masks (PATCH 0, PRE 1).
-        ("MASK", patch(vec![0, 1])),
+        // The unstaged gather's bounds checks by tap masks (PATCH 0, PRE 1). On CUDA only:
+        // on NVIDIA's OpenCL every MASK configuration failed to launch (H100, session 6;
+        // PoCL runs them right), which is not understood yet.
+        (
+            "MASK",
+            match language {
+                Language::Cuda => patch(vec![0, 1]),
+                Language::OpenCl => vec![0],
+            },
+        ),
     ];
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
