@@ -9,7 +9,6 @@ use std::path::Path;
 use serde_json::{json, Map, Value as Json};
 
 use crate::import::{self, Format};
-use crate::param::Value;
 use crate::results::export::T4;
 use crate::results::Record;
 use crate::{Error, Result};
@@ -50,7 +49,10 @@ pub(super) fn as_cache(doc: &Json, origin: &str) -> Result<Option<Json>> {
                     .0
                     .iter()
                     .find(|(m, _)| m == n)
-                    .map_or(Json::Null, |(_, v)| json_of(v))
+                    .map_or(Json::Null, |(_, v)| {
+                        // `Value` serialises untagged: the plain JSON value.
+                        serde_json::to_value(v).unwrap_or(Json::Null)
+                    })
             })
             .collect();
         let key = row
@@ -90,16 +92,6 @@ pub(super) fn as_cache(doc: &Json, origin: &str) -> Result<Option<Json>> {
         "tune_params": tune_params,
         "cache": cache,
     })))
-}
-
-fn json_of(v: &Value) -> Json {
-    match v {
-        Value::Bool(b) => json!(b),
-        Value::Int(i) => json!(i),
-        Value::UInt(u) => json!(u),
-        Value::Float(f) => json!(f),
-        Value::Str(s) => json!(s),
-    }
 }
 
 /// The recorded time in milliseconds (another objective of a T4 file as it is), or Kernel
