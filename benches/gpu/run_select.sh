@@ -26,6 +26,13 @@
 # cuBLAS and the filling of the grid once, after the last seed:
 #   SEEDS=1,2 PLAN=110 TUNE_SELECT_SECONDS=270 LIMIT=300 B=.device-bin/select6 \
 #     bash benches/gpu/run_select.sh cuda                         # about 5 minutes
+# Since select7 each training shape's 2 best cells are re-measured twice, interleaved,
+# inside the 15% (pipeline/remeasure.rs), select6's label cells are measured beside them
+# for the comparison, and each shape's 3 best cells are re-measured for the tables last:
+#   SEEDS=1,2 PLAN=130 TUNE_SELECT_SECONDS=290 LIMIT=320 B=.device-bin/select7 \
+#     bash benches/gpu/run_select.sh cuda                         # about 5.5 minutes
+#   SEEDS=1,2 PLAN=200 POOL=128 EVALS=7 TUNE_SELECT_SECONDS=290 LIMIT=320 \
+#     B=.device-bin/select7 bash benches/gpu/run_select.sh opencl # about 5.5 minutes
 B=${B:-.device-bin/select5}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/select-out}

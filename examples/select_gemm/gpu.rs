@@ -11,15 +11,19 @@
 //! The run keeps to `$TUNE_SELECT_SECONDS` (default 300; the GPU machine allows 10 minutes
 //! a call): past a third of it no more configurations are compiled, past 40% of it the
 //! searches take at most 8 configurations a shape (past 60%, 2), past 75% the
-//! cross-evaluation measures nothing more, past 80% neither does the label step, past 95%
-//! neither do the scoring cells (they stay empty, and the report counts them) nor the
-//! filling of the grid with the time left (`pipeline::fill`), so that a slow device still
-//! writes its matrix.
+//! cross-evaluation measures nothing more, past 80% neither does the label step, past 85%
+//! the tuning run re-measures nothing more, past 95% neither do the scoring cells (they
+//! stay empty, and the report counts them) nor the re-measuring of each shape's best
+//! cells for the tables; the filling of the grid with the time left (`pipeline::fill`)
+//! stops at 80%, so that a slow device still writes its matrix.
 //!
 //! The tuning run (`pipeline::TUNE_SHARE` and `pipeline::BUDGET`, fixed a priori):
 //! the searches and the cross-evaluation within 10% of the grid, then the label step
 //! (`pipeline::label_step`) for each training set, each split's and all shapes', within
-//! what they left of 15%. Phases past it, each reported apart from the 15% and never read by a
+//! what they left of 15% less `remeasure::RESERVE` cells a training shape, then (select7)
+//! each training shape's `remeasure::TOP` best cells of what its selectors learn from
+//! measured `remeasure::ROUNDS` times more, interleaved (their median is learnt). Phases
+//! past it (each shape's `remeasure::SCORE_TOP` best cells of the truth re-measured last), each reported apart from the 15% and never read by a
 //! set or a tree: the scoring cells (`pipeline::verify`); cuBLAS on CUDA
 //! (`$TUNE_SELECT_VENDOR=0`: none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none).
 //! `$TUNE_SELECT_ANALYSE=0` writes `run.json` without the tables (`select_gemm analyse
@@ -41,6 +45,7 @@ use crate::candidates::{Buffers, Compiled, Pool};
 use crate::common::cases::gemm::Gemm;
 use crate::common::cases::Target;
 use crate::common::cli::number;
+use crate::pipeline::remeasure::{self, best_cells, RESERVE, SCORE_TOP, TOP};
 use crate::pipeline::{self, RunFile, Shape, Shapes};
 use tune::backend::Backend;
 use tune::results::Named;
@@ -208,25 +213,76 @@ fn run<B: Backend>(
         // `truth` alone.
         let mut truth = m.clone();
         let label_budget = pipeline::label_budget(&stats, pipeline::BUDGET);
+        let trains = pipeline::training_sets(&m);
         let labelled = pipeline::label_step(
             &m,
             &mut truth,
-            &pipeline::training_sets(&m),
-            label_budget,
+            &trains,
+            (label_budget, RESERVE),
             |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
             || before(0.8),
         )?;
         println!(
-            "label step: {} distinct label cells measured, {} planned over the training sets (at most {label_budget} each: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
+            "label step: {} distinct label cells measured, {} planned over the training sets (at most {label_budget} each, less {RESERVE} a training shape for re-measuring: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
             labelled.0,
             labelled.1,
             100.0 * pipeline::BUDGET,
             started.elapsed()
         );
-        let scored = pipeline::verify(&m, &mut truth, label_budget, |input, cfg| {
+        // Each training shape's best cells of what its set's selectors learn from,
+        // measured again (the same cell for two sets once), shape by shape.
+        let mut cells = Vec::new();
+        for train in &trains {
+            let b = pipeline::set_budget(label_budget, RESERVE, train.len());
+            let (lab, _, _) = pipeline::labelled(&m, &truth, train, b)?;
+            // Within the label budget: a set too small for its reserve re-measures fewer.
+            let mut own = best_cells(&lab, train, TOP);
+            own.truncate(label_budget / remeasure::ROUNDS);
+            cells.extend(own);
+        }
+        cells.sort_unstable();
+        cells.dedup();
+        let before_now = bench.remeasured();
+        let relabel = bench.remeasure(&truth, &cells, (index, find), || before(0.85))?;
+        println!(
+            "re-measured {} of {} cells (each training shape's {TOP} best, {} times more; {} measurements), {:.0?}",
+            relabel.len(),
+            cells.len(),
+            remeasure::ROUNDS,
+            bench.remeasured() - before_now,
+            started.elapsed()
+        );
+        // The scoring cells are planned on what the selectors learn from.
+        let mut learnt = remeasure::with_times(&truth, &relabel)?;
+        let scored = pipeline::verify(&m, &mut learnt, (label_budget, RESERVE), |input, cfg| {
             before(0.95).then_some(())?;
             bench.time(index(cfg)?, &find(&input.key))
         })?;
+        // select6's plan's label cells (the whole budget, nothing re-measured), for the
+        // tables' comparison alone: never read by this plan's selectors.
+        let plain = pipeline::label_step(
+            &m,
+            &mut truth,
+            &trains,
+            (label_budget, 0),
+            |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
+            || before(0.95),
+        )?;
+        println!(
+            "select6's plan's label cells, for comparison: {} more measured, {:.0?}",
+            plain.0,
+            started.elapsed()
+        );
+        for i in 0..truth.inputs().len() {
+            for c in 0..truth.configs().len() {
+                if let (None, Some(_)) = (truth.get(i, c), learnt.get(i, c)) {
+                    if let Some(t) = bench.first(index(&truth.configs()[c]), &truth.inputs()[i].key)
+                    {
+                        truth.set(i, c, t)?;
+                    }
+                }
+            }
+        }
         println!(
             "scoring cells: {} of {} measured ({:.1}% of the grid), {:.0?}",
             scored.0,
@@ -238,8 +294,10 @@ fn run<B: Backend>(
         let mut run = RunFile::new(m.clone(), &truth, stats, scored, None);
         run.labelled = labelled;
         run.budget = pipeline::BUDGET;
+        run.reserve = RESERVE;
+        run.relabel = relabel.clone();
         pipeline::write_run(&dir, &run, "analysing: see log.txt\n")?;
-        runs.push((dir, m, truth, stats, labelled, scored));
+        runs.push((dir, m, truth, stats, labelled, scored, relabel));
     }
     // `$TUNE_SELECT_VENDOR=0`: no vendor library.
     let vendor = if std::env::var("TUNE_SELECT_VENDOR").is_ok_and(|v| v == "0") {
@@ -252,16 +310,39 @@ fn run<B: Backend>(
     // first seed's truth; then every cell measured in the call into every seed's, so that
     // the seeds' tables divide by the same per-shape optimum.
     let fill = !std::env::var("TUNE_SELECT_FILL").is_ok_and(|v| v == "0");
-    for (n, (dir, m, truth, stats, labelled, scored)) in runs.into_iter().enumerate() {
-        let mut truth = truth;
-        let own = truth.measured();
+    let mut runs = runs;
+    let mut owns = Vec::new();
+    for (n, (_, _, truth, ..)) in runs.iter_mut().enumerate() {
+        owns.push(truth.measured());
         if n == 0 && fill {
             pipeline::fill(
-                &mut truth,
+                truth,
                 |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
-                || started.elapsed() < Duration::from_secs_f64(budget * 0.95),
+                || started.elapsed() < Duration::from_secs_f64(budget * 0.8),
             )?;
         }
+    }
+    // Each shape's best cells of the call measured again for the tables' optimum (a cell
+    // the tuning runs re-measured is not measured again).
+    if let Some((_, _, first, ..)) = runs.first_mut() {
+        bench.complete(first, index)?;
+        let t = remeasure::with_times(first, &bench.medians(first, index))?;
+        let all: Vec<usize> = (0..t.inputs().len()).collect();
+        let cells = best_cells(&t, &all, SCORE_TOP);
+        let before_now = bench.remeasured();
+        bench.remeasure(&t, &cells, (index, find), || {
+            started.elapsed() < Duration::from_secs_f64(budget * 0.95)
+        })?;
+        println!(
+            "scoring side: each shape's {SCORE_TOP} best cells re-measured ({} cells, {} measurements), {:.0?}",
+            cells.len(),
+            bench.remeasured() - before_now,
+            started.elapsed()
+        );
+    }
+    for (n, (dir, m, truth, stats, labelled, scored, relabel)) in runs.into_iter().enumerate() {
+        let mut truth = truth;
+        let own = owns[n];
         bench.complete(&mut truth, index)?;
         let filled = truth.measured() - own;
         println!(
@@ -276,6 +357,9 @@ fn run<B: Backend>(
         run.filled = filled;
         run.labelled = labelled;
         run.budget = pipeline::BUDGET;
+        run.reserve = RESERVE;
+        run.relabel = relabel;
+        run.rescore = bench.medians(&truth, index);
         pipeline::write_run(&dir, &run, "analysing: see log.txt\n")?;
         println!("measured and wrote run.json, {:.0?}", started.elapsed());
         if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {
@@ -346,6 +430,10 @@ struct Bench<'a, B: Backend> {
     /// Every cell measured, by shape key and pool position (`None`: it failed): a later
     /// seed reads it rather than measuring it again.
     cells: std::cell::RefCell<std::collections::HashMap<(String, usize), Option<f64>>>,
+    /// Every cell re-measured ([`remeasure`]), by shape key and pool position: its median.
+    medians: std::cell::RefCell<std::collections::HashMap<(String, usize), f64>>,
+    /// Re-measurements taken.
+    again: std::cell::Cell<usize>,
 }
 
 impl<'a, B: Backend> Bench<'a, B> {
@@ -358,6 +446,8 @@ impl<'a, B: Backend> Bench<'a, B> {
             buffers,
             best: Default::default(),
             cells: Default::default(),
+            medians: Default::default(),
+            again: Default::default(),
         })
     }
 
@@ -371,6 +461,73 @@ impl<'a, B: Backend> Bench<'a, B> {
         let t = self.measure(self.pool.kernels.get(c)?, s);
         self.cells.borrow_mut().insert(key, t);
         t
+    }
+
+    /// The first time of the pool's configuration `c` (if any) on the shape `key`.
+    fn first(&self, c: Option<usize>, key: &str) -> Option<f64> {
+        *self.cells.borrow().get(&(key.to_string(), c?))?
+    }
+
+    /// Re-measurements taken so far.
+    fn remeasured(&self) -> usize {
+        self.again.get()
+    }
+
+    /// [`remeasure::remeasure`] of `cells` of `m`, with the re-measured medians of the
+    /// call (by shape key and pool position) shared between seeds and the scoring side.
+    fn remeasure(
+        &self,
+        m: &Matrix,
+        cells: &[(usize, usize)],
+        (index, find): (
+            impl Fn(&Named<tune::Value>) -> Option<usize>,
+            impl Fn(&str) -> Shape,
+        ),
+        go_on: impl FnMut() -> bool,
+    ) -> Result<Vec<(usize, usize, f64)>> {
+        let key = |i: usize, c: usize| Some((m.inputs()[i].key.clone(), index(&m.configs()[c])?));
+        let mut done: std::collections::HashMap<(usize, usize), f64> = cells
+            .iter()
+            .filter_map(|&(i, c)| Some(((i, c), *self.medians.borrow().get(&key(i, c)?)?)))
+            .collect();
+        let out = remeasure::remeasure(
+            m,
+            cells,
+            &mut done,
+            |input, cfg| {
+                let s = self.pool.kernels.get(index(cfg)?)?;
+                self.again.set(self.again.get() + 1);
+                self.measure(s, &find(&input.key))
+            },
+            go_on,
+        )?;
+        for &(i, c, v) in &out {
+            if let Some(k) = key(i, c) {
+                self.medians.borrow_mut().insert(k, v);
+            }
+        }
+        Ok(out)
+    }
+
+    /// Every re-measured median of the call, as cells of `m`.
+    fn medians(
+        &self,
+        m: &Matrix,
+        index: impl Fn(&Named<tune::Value>) -> Option<usize>,
+    ) -> Vec<(usize, usize, f64)> {
+        let medians = self.medians.borrow();
+        let mut out = Vec::new();
+        for i in 0..m.inputs().len() {
+            for c in 0..m.configs().len() {
+                let Some(p) = index(&m.configs()[c]) else {
+                    continue;
+                };
+                if let Some(&v) = medians.get(&(m.inputs()[i].key.clone(), p)) {
+                    out.push((i, c, v));
+                }
+            }
+        }
+        out
     }
 
     /// Every cell measured in this call that `truth` lacks, into it (`index`: a

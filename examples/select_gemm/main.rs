@@ -320,7 +320,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
         &m,
         &mut truth,
         &pipeline::training_sets(&m),
-        budget,
+        (budget, 0),
         |input, config| measure(&find(&input.key), config),
         || true,
     )?;
@@ -330,7 +330,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
         labelled.1,
         started.elapsed()
     );
-    let (verified, planned) = pipeline::verify(&m, &mut truth, budget, |input, config| {
+    let (verified, planned) = pipeline::verify(&m, &mut truth, (budget, 0), |input, config| {
         measure(&find(&input.key), config)
     })?;
     println!(

@@ -97,7 +97,7 @@ pub fn main(args: &[String]) -> Result<()> {
         &m,
         &mut labels,
         &pipeline::training_sets(&m),
-        budget,
+        (budget, 0),
         |input, cfg| lookup(&input.key, index(cfg)?),
         || true,
     )?;

@@ -81,6 +81,8 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     let (m, stats, verified) = (&run.matrix, &run.stats, run.verified);
     let truth = run.truth()?;
     let truth = &truth;
+    // The times the selectors learn (the tuning run's re-measured ones, since select7).
+    let learnt = run.learnt()?;
     // The label cells each training set's selectors learn from (0: a run without a label
     // step, whose selectors learn from the searches and the cross-evaluation alone).
     let budget = run.label_budget();
@@ -142,8 +144,12 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         .chain(Classifier::COST)
         .collect();
     let mut summary = String::from(
-        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select5's scheme k=4 / k=8 | select3's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n",
+        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select5's scheme k=4 / k=8 | select3's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n",
     );
+    let mut plain = String::from(
+        "| split | label cells measured / wanted (% of the grid) | shipped k=4 | shipped k=8 | chosen, k=8 |\n|---|---:|---:|---:|---|\n",
+    );
+    let first = run.first()?;
     let mut labels = String::from(
         "| split | label cells measured / wanted (% of the grid) | shipped k=4 | shipped k=8 | chosen, k=8 |\n|---|---:|---:|---:|---|\n",
     );
@@ -156,11 +162,18 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         // The first split is random; the others leave out a network.
         let by_group = n_split > 0;
         // What this split's selectors learn from, baselines included.
-        let (lab, gained, planned_labels) = labelled(base, truth, &split.train, budget)?;
+        let set_budget = run.set_budget(split.train.len());
+        let (lab, gained, planned_labels) = labelled(base, &learnt, &split.train, set_budget)?;
+        // Cells the tuning run re-measured for this set (counted in its budget).
+        let reserved = (run.reserve * split.train.len()).min(budget);
         let (m, m_ext) = (&lab, lab.with_derived(&derived()));
         // Cells attempted: failures cost a measurement too.
-        let tuning =
-            stats.searched + stats.anchored + stats.promising + stats.failed + planned_labels;
+        let tuning = stats.searched
+            + stats.anchored
+            + stats.promising
+            + stats.failed
+            + planned_labels
+            + reserved;
         let r = evaluate(m, truth, &split, &SetMethod::MAIN, &classifiers, &KS)?;
         let _ = writeln!(out, "## {}\n\n{}", split.name, r.markdown());
         let norms: Vec<SetMethod> = methods().into_iter().skip(4).collect();
@@ -274,7 +287,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         );
         let _ = writeln!(
             summary,
-            "| {} ({} / {}) | {} + {} + {gained} of {planned_labels} ({:.1}%) | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
+            "| {} ({} / {}) | {} + {} + {gained} of {planned_labels} + {reserved} ({:.1}%) | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
             split.name,
             split.train.len(),
             split.test.len(),
@@ -295,9 +308,27 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         // Beside it: without label cells (a run with a label step), or with every wanted
         // label cell the run happened to measure (a run without one).
         let other_budget = if budget > 0 { 0 } else { usize::MAX };
-        let (other, gained, wanted) = labelled(base, truth, &split.train, other_budget)?;
+        let (other, gained, wanted) = labelled(base, &learnt, &split.train, other_budget)?;
         let rows = nested_rows(&other, truth, &split, &scheme(by_group), &[4, DEPLOY_K])
             .unwrap_or_default();
+        // Beside it (select7): select6's plan, every cell at its first time and the label
+        // step at its whole budget, scored on the same truth.
+        if run.reserve > 0 {
+            let (other, gained, wanted) = labelled(base, &first, &split.train, budget)?;
+            let rows = nested_rows(&other, truth, &split, &scheme(by_group), &[4, DEPLOY_K])
+                .unwrap_or_default();
+            let _ = writeln!(
+                plain,
+                "| {} | {gained} / {wanted} ({:.1}%) | {} | {} | {} |",
+                split.name,
+                100.0 * gained as f64 / stats.grid.max(1) as f64,
+                rows.first().map(|r| pct(&r.test)).unwrap_or_default(),
+                rows.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
+                rows.get(1)
+                    .map(|r| r.choice.recipe.name())
+                    .unwrap_or_default(),
+            );
+        }
         let _ = writeln!(
             labels,
             "| {} | {gained} / {wanted} ({:.1}%) | {} | {} | {} |",
@@ -325,8 +356,14 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             "## With label cells (unseen shapes, % of the per-shape optimum)\n\nThe same scheme, learning from the matrix plus every configuration of the sets any method chooses (k = {KS:?}) on every training shape (`labels::labelled`, no budget; taken from the scoring and filling cells: wanted cells never measured stay empty):\n\n{labels}"
         );
     }
+    if run.reserve > 0 {
+        let _ = writeln!(
+            out,
+            "## Without re-measuring (unseen shapes, % of the per-shape optimum)\n\nThe same scheme on select6's plan: every cell at its first time, the label step at its whole budget ({budget} cells a training set; its cells past this run's label step were measured for this row alone and are never read by the rows above), scored on the same truth:\n\n{plain}"
+        );
+    }
     let all: Vec<usize> = (0..m.inputs().len()).collect();
-    let (shipped_from, _, _) = labelled(m, truth, &all, budget)?;
+    let (shipped_from, _, _) = labelled(m, &learnt, &all, run.set_budget(all.len()))?;
     let (s, choice) = deploy(&shipped_from)?;
     let _ = writeln!(
         out,
@@ -392,7 +429,8 @@ pub fn plan_dir(dir: &Path) -> Result<()> {
     let run = read_run(dir)?;
     let m = &run.matrix;
     let started = Instant::now();
-    let (_, planned) = verify(m, &mut m.clone(), run.label_budget(), |_, _| None)?;
+    let budget = (run.label_budget(), run.reserve);
+    let (_, planned) = verify(m, &mut m.clone(), budget, |_, _| None)?;
     let first = needed(m, &splits(m), &methods(), &KS_FIRST[..1])?.len();
     println!(
         "{planned} scoring cells ({:.1}% of the {}-cell grid; {first} for the baselines and the k = {DEPLOY_K} sets), planned in {:.1?}",

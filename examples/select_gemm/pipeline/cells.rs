@@ -10,7 +10,7 @@ use tune::results::Named;
 use tune::select::{needed, Input, Matrix, Split};
 use tune::{Result, Value};
 
-use super::labels::labelled;
+use super::labels::{labelled, set_budget};
 use super::recipe::{methods, splits, DEPLOY_K, KS_FIRST};
 
 /// Measures the cells that the tables and the vendor comparison read and `truth` lacks
@@ -19,21 +19,23 @@ use super::recipe::{methods, splits, DEPLOY_K, KS_FIRST};
 /// input's baselines and every configuration of every set of every split on its test
 /// inputs ([`needed`]), and every configuration of every method's [`DEPLOY_K`]-set chosen
 /// from all inputs on every input (whichever recipe ships, its choice is measured
-/// everywhere). `measure` returns `None` when a cell fails or the time is up (the cell
+/// everywhere). `budget` is the label budget and the cells a training shape reserved
+/// for re-measuring (`labels::set_budget`). `measure` returns `None` when a cell fails or the time is up (the cell
 /// stays empty; the tables count it). Returns the cells measured and the cells planned.
 pub fn verify(
     m: &Matrix,
     truth: &mut Matrix,
-    budget: usize,
+    (budget, reserve): (usize, usize),
     mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
 ) -> Result<(usize, usize)> {
     let all: Vec<usize> = (0..m.inputs().len()).collect();
     // Each split's selectors learn from their own matrix: plan on each.
     let mut learnt: Vec<(Matrix, Split)> = Vec::new();
     for split in splits(m) {
-        learnt.push((labelled(m, truth, &split.train, budget)?.0, split));
+        let b = set_budget(budget, reserve, split.train.len());
+        learnt.push((labelled(m, truth, &split.train, b)?.0, split));
     }
-    let (whole, _, _) = labelled(m, truth, &all, budget)?;
+    let (whole, _, _) = labelled(m, truth, &all, set_budget(budget, reserve, all.len()))?;
     let mut cells = Vec::new();
     let mut seen: HashSet<(usize, usize)> = HashSet::new();
     let mut add = |cells: &mut Vec<(usize, usize)>, c: (usize, usize)| {

@@ -40,7 +40,7 @@ fn outside(ext: &Matrix, train: &[usize], i: usize) -> Vec<String> {
 pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Result<()> {
     let run = read_run(dir)?;
     let truth = run.truth()?;
-    let budget = run.label_budget();
+    let learnt = run.learnt()?;
     let k = k.unwrap_or(DEPLOY_K);
     let all = splits(&run.matrix);
     let wanted = split_name.unwrap_or("mobilenet");
@@ -57,7 +57,8 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
                     .join(", ")
             ))
         })?;
-    let (lab, _, _) = labelled(&run.matrix, &truth, &split.train, budget)?;
+    let budget = run.set_budget(split.train.len());
+    let (lab, _, _) = labelled(&run.matrix, &learnt, &split.train, budget)?;
     let (s, choice) = scheme(n_split > 0).fit(&lab, &split.train, k)?;
     let set: Vec<usize> = s
         .configs

@@ -30,6 +30,13 @@ pub fn label_budget(stats: &Stats, budget: f64) -> usize {
     ((budget * stats.grid as f64).floor() as usize).saturating_sub(spent)
 }
 
+/// The label cells of a training set of `shapes` shapes, out of `budget` (a
+/// [`label_budget`]), when each training shape keeps `reserve` cells for its
+/// re-measurements (`remeasure::RESERVE`; 0 in runs before select7).
+pub fn set_budget(budget: usize, reserve: usize, shapes: usize) -> usize {
+    budget.saturating_sub(reserve.saturating_mul(shapes))
+}
+
 /// The label cells of the training shapes `train`, at most `budget` of them: the sets
 /// every method chooses from `train` (every k of the tables, the shipped k first), their
 /// configurations ranked by how many sets hold them, then whole columns (a configuration
@@ -68,8 +75,9 @@ pub fn label_cells(m: &Matrix, train: &[usize], budget: usize) -> Result<Vec<(us
 }
 
 /// `m` with the label cells of `train` ([`label_cells`]) that `truth` holds: what the
-/// selectors of that training set learn from. Returns the matrix, the label cells it
-/// gained and those planned.
+/// selectors of that training set learn from. Every cell takes `truth`'s time (the same
+/// as `m`'s but where the tuning run re-measured it). Returns the matrix, the label cells
+/// it gained and those planned.
 pub fn labelled(
     m: &Matrix,
     truth: &Matrix,
@@ -78,6 +86,13 @@ pub fn labelled(
 ) -> Result<(Matrix, usize, usize)> {
     let cells = label_cells(m, train, budget)?;
     let mut out = m.clone();
+    for i in 0..m.inputs().len() {
+        for c in 0..m.configs().len() {
+            if let (Some(_), Some(v)) = (m.get(i, c), truth.get(i, c)) {
+                out.set(i, c, v)?;
+            }
+        }
+    }
     let mut gained = 0;
     for &(i, c) in &cells {
         if let Some(v) = truth.get(i, c) {
@@ -97,20 +112,21 @@ pub fn training_sets(m: &Matrix) -> Vec<Vec<usize>> {
 }
 
 /// The label step of the training sets `trains` (each split's, and all shapes' for the
-/// selector that ships), into `truth`, while `go_on()`. A cell measured for one set is
-/// not measured again for another. Returns the cells measured and those planned (each
-/// set's, summed).
+/// selector that ships), into `truth`, while `go_on()`: each set's label cells within
+/// [`set_budget`] of `budget` (`reserve` cells a training shape kept for re-measuring).
+/// A cell measured for one set is not measured again for another. Returns the cells
+/// measured and those planned (each set's, summed).
 pub fn label_step(
     m: &Matrix,
     truth: &mut Matrix,
     trains: &[Vec<usize>],
-    budget: usize,
+    (budget, reserve): (usize, usize),
     mut measure: impl FnMut(&Input, &Named<Value>) -> Option<f64>,
     mut go_on: impl FnMut() -> bool,
 ) -> Result<(usize, usize)> {
     let (mut measured, mut planned) = (0, 0);
     for train in trains {
-        let cells = label_cells(m, train, budget)?;
+        let cells = label_cells(m, train, set_budget(budget, reserve, train.len()))?;
         planned += cells.len();
         if !fill_cells(m, truth, cells, &mut measure, &mut go_on, &mut measured)? {
             break;

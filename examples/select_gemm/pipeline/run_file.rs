@@ -47,6 +47,18 @@ pub struct RunFile {
     pub scoring: Vec<(usize, usize, f64)>,
     /// The vendor library's name and seconds per shape key.
     pub vendor: Option<(String, Vec<(String, f64)>)>,
+    /// Cells a training shape gave up of its label cells for re-measuring its best ones
+    /// (`remeasure::RESERVE`; 0 in runs before select7, which re-measured nothing).
+    #[serde(default)]
+    pub reserve: usize,
+    /// The tuning run's re-measured cells, `[input, config, median]` (`remeasure`): the
+    /// selectors learn these times rather than `matrix`'s or `scoring`'s first ones.
+    #[serde(default)]
+    pub relabel: Vec<(usize, usize, f64)>,
+    /// Every cell re-measured in the call (the tuning runs' and the scoring side's), its
+    /// median: the tables' truth only ([`RunFile::truth`]).
+    #[serde(default)]
+    pub rescore: Vec<(usize, usize, f64)>,
 }
 
 impl RunFile {
@@ -76,16 +88,48 @@ impl RunFile {
             budget: 0.0,
             scoring,
             vendor,
+            reserve: 0,
+            relabel: Vec::new(),
+            rescore: Vec::new(),
         }
     }
 
-    /// The label cells of each training set: [`super::labels::label_budget`].
+    /// The label cells of each training set before its re-measurements:
+    /// [`super::labels::label_budget`].
     pub fn label_budget(&self) -> usize {
         super::labels::label_budget(&self.stats, self.budget)
     }
 
-    /// The matrix with the scoring cells.
+    /// The label cells of a training set of `shapes` shapes, its re-measurements taken
+    /// out: [`super::labels::set_budget`].
+    pub fn set_budget(&self, shapes: usize) -> usize {
+        super::labels::set_budget(self.label_budget(), self.reserve, shapes)
+    }
+
+    /// The times the selectors learn from: the matrix with the scoring cells (of which
+    /// [`super::labels::labelled`] takes the label cells) and the tuning run's
+    /// re-measured times.
+    pub fn learnt(&self) -> Result<Matrix> {
+        let mut t = self.first()?;
+        for &(i, c, v) in &self.relabel {
+            t.set(i, c, v)?;
+        }
+        Ok(t)
+    }
+
+    /// The truth the tables score on: every cell measured, the re-measured ones at their
+    /// median (the per-shape optimum is the best of them).
     pub fn truth(&self) -> Result<Matrix> {
+        let mut t = self.learnt()?;
+        for &(i, c, v) in &self.rescore {
+            t.set(i, c, v)?;
+        }
+        Ok(t)
+    }
+
+    /// Every cell at its first time: the matrix with the scoring cells (select6's plan,
+    /// which re-measured nothing).
+    pub fn first(&self) -> Result<Matrix> {
         let mut t = self.matrix.clone();
         for &(i, c, v) in &self.scoring {
             t.set(i, c, v)?;
