@@ -38,9 +38,16 @@ pub enum Node {
 }
 
 impl Node {
-    /// A split on `feature` at `t` (in the trees' scaled units, `log2(1 + x)`) over two
-    /// grown subtrees; one leaf where both sides chose the same configuration.
-    pub(super) fn joined(feature: usize, t: f64, below: Node, above: Node) -> Node {
+    /// A split on `feature` at `t` (in the trees' scaled units, `log2(1 + x)`) between the
+    /// neighbouring training values `(x, y)` (in the feature's units) over two grown
+    /// subtrees; one leaf where both sides chose the same configuration.
+    pub(super) fn joined(
+        feature: usize,
+        t: f64,
+        (x, y): (f64, f64),
+        below: Node,
+        above: Node,
+    ) -> Node {
         if let (Node::Leaf { choice: a }, Node::Leaf { choice: b }) = (&below, &above) {
             if a == b {
                 return below;
@@ -48,8 +55,9 @@ impl Node {
         }
         Node::Split {
             feature,
-            // Back in the feature's units: `log2(1 + x) <= t` is `x <= 2^t - 1`.
-            threshold: t.exp2() - 1.0,
+            // Back in the feature's units: `log2(1 + x) <= t` is `x <= 2^t - 1`, kept
+            // between the neighbours (the round trip may cross one of two close values).
+            threshold: (t.exp2() - 1.0).min(y.next_down()).max(x),
             below: Box::new(below),
             above: Box::new(above),
         }
@@ -164,6 +172,18 @@ impl Classifier {
     ];
 }
 
+/// The threshold between neighbouring scaled values `x < y`: halfway, or `x` where halfway
+/// rounds to `y` (neighbouring floats), so that `<= t` always parts them. (Halfway that
+/// rounded to `y` sent both sides one way and grew the same node until the stack ran out.)
+pub(super) fn midpoint(x: f64, y: f64) -> f64 {
+    let t = x + (y - x) / 2.0;
+    if t < y {
+        t
+    } else {
+        x
+    }
+}
+
 /// `log2(1 + x)`, the scale trees and 1-NN see features on (0 and 1 flags stay 0 and 1).
 pub(super) fn scaled(x: f64) -> f64 {
     (1.0 + x.max(0.0)).log2()
@@ -210,8 +230,13 @@ pub fn train_tree(m: &Matrix, train: &[usize], set: &[usize], limits: TreeLimits
             )
         })
         .collect();
+    let raw: Vec<&[f64]> = data
+        .iter()
+        .map(|&(i, _)| m.inputs()[i].features.as_slice())
+        .collect();
     let grower = Grower {
         samples: &samples,
+        raw: &raw,
         classes: set.len(),
         limits,
     };
@@ -220,6 +245,8 @@ pub fn train_tree(m: &Matrix, train: &[usize], set: &[usize], limits: TreeLimits
 
 struct Grower<'a> {
     samples: &'a [(Vec<f64>, usize)],
+    /// The samples' features in their own units.
+    raw: &'a [&'a [f64]],
     classes: usize,
     limits: TreeLimits,
 }
@@ -252,7 +279,7 @@ impl Grower<'_> {
             return leaf;
         }
         let parent = gini(&counts, idx.len());
-        let mut best: Option<(f64, usize, f64)> = None;
+        let mut best: Option<(f64, usize, f64, (f64, f64))> = None;
         let features = self.samples[idx[0]].0.len();
         for f in 0..features {
             let mut order = idx.clone();
@@ -269,21 +296,22 @@ impl Grower<'_> {
                     continue;
                 }
                 let impurity = gini(&left, nl) + gini(&right, nr);
-                if best.is_none_or(|(b, _, _)| impurity < b - 1e-12) {
-                    best = Some((impurity, f, (x + y) / 2.0));
+                if best.is_none_or(|(b, ..)| impurity < b - 1e-12) {
+                    let raw = (self.raw[pair[0]][f], self.raw[pair[1]][f]);
+                    best = Some((impurity, f, midpoint(x, y), raw));
                 }
             }
         }
-        let Some((impurity, feature, t)) = best.filter(|(imp, _, _)| *imp < parent - 1e-12) else {
+        let Some((_, feature, t, raw)) = best.filter(|(imp, ..)| *imp < parent - 1e-12) else {
             return leaf;
         };
-        let _ = impurity;
         let (below, above): (Vec<usize>, Vec<usize>) = idx
             .into_iter()
             .partition(|&i| self.samples[i].0[feature] <= t);
         Node::joined(
             feature,
             t,
+            raw,
             self.grow(below, depth + 1),
             self.grow(above, depth + 1),
         )
@@ -381,7 +409,7 @@ pub fn train<'a>(
 }
 
 #[cfg(test)]
-mod tests {
+pub(in crate::select) mod tests {
     #![allow(clippy::unwrap_used)]
     use super::*;
     use crate::param::Value;
@@ -485,5 +513,45 @@ mod tests {
         let t = train_tree(&m, &[0, 1, 2], &[0, 1], TreeLimits::A).unwrap();
         assert_eq!(t, Node::Leaf { choice: 0 });
         assert!(train_tree(&m, &[], &[0], TreeLimits::A).is_err());
+    }
+
+    /// Two inputs whose scaled sizes are neighbouring floats (e.g. a derived ratio, 64 /
+    /// 3136 against 128 / 6272, computed two ways), each best with another configuration.
+    pub(in crate::select) fn neighbours() -> Matrix {
+        // `scaled(a)` odd in its last bit: halfway to the next float rounds up, to it.
+        let (a, b) = (0..1000)
+            .map(|d| 1e15 + f64::from(d))
+            .find_map(|a| {
+                let s = scaled(a).to_bits();
+                let b = (1..1000)
+                    .map(|d| a + f64::from(d))
+                    .find(|&b| scaled(b).to_bits() == s + 1)?;
+                (s % 2 == 1).then_some((a, b))
+            })
+            .unwrap();
+        let mut m = Matrix::new("t", "d", vec!["x".into()]);
+        for c in 0..2 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for (n, x) in [a, b].into_iter().enumerate() {
+            let i = m.add_input(Input {
+                key: format!("x={x}"),
+                features: vec![x],
+                groups: vec![],
+            });
+            m.set(i, n, 1.0).unwrap();
+            m.set(i, 1 - n, 2.0).unwrap();
+        }
+        m
+    }
+
+    #[test]
+    fn a_split_between_neighbouring_floats_separates_them() {
+        // Halfway between two neighbouring floats rounds to one of them: the split sent
+        // both inputs one way and grew the same node again until the stack overflowed.
+        let m = neighbours();
+        let t = train_tree(&m, &[0, 1], &[0, 1], TreeLimits::A).unwrap();
+        assert_eq!(t.choose(&m.inputs()[0].features), 0);
+        assert_eq!(t.choose(&m.inputs()[1].features), 1);
     }
 }

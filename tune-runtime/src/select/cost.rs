@@ -11,7 +11,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::classify::{scaled, train_tree, Node, TreeLimits};
+use super::classify::{midpoint, scaled, train_tree, Node, TreeLimits};
 use super::matrix::{best_in, Matrix};
 use crate::{Error, Result};
 
@@ -98,12 +98,19 @@ pub fn train_cost_tree(
     set: &[usize],
     limits: TreeLimits,
 ) -> Result<Node> {
-    let samples: Vec<(Vec<f64>, Vec<f64>)> = train
+    let kept: Vec<(usize, Vec<f64>)> = train
         .iter()
-        .filter_map(|&i| {
-            let shares = log_shares(m, i, set)?;
+        .filter_map(|&i| Some((i, log_shares(m, i, set)?)))
+        .collect();
+    let raw: Vec<&[f64]> = kept
+        .iter()
+        .map(|(i, _)| m.inputs()[*i].features.as_slice())
+        .collect();
+    let samples: Vec<(Vec<f64>, Vec<f64>)> = kept
+        .into_iter()
+        .map(|(i, shares)| {
             let x = m.inputs()[i].features.iter().map(|&x| scaled(x)).collect();
-            Some((x, shares))
+            (x, shares)
         })
         .collect();
     if samples.is_empty() {
@@ -113,6 +120,7 @@ pub fn train_cost_tree(
     }
     let grower = CostGrower {
         samples: &samples,
+        raw: &raw,
         positions: set.len(),
         limits,
     };
@@ -122,6 +130,8 @@ pub fn train_cost_tree(
 struct CostGrower<'a> {
     /// (scaled features, log share of each set position).
     samples: &'a [(Vec<f64>, Vec<f64>)],
+    /// The samples' features in their own units.
+    raw: &'a [&'a [f64]],
     positions: usize,
     limits: TreeLimits,
 }
@@ -159,8 +169,8 @@ impl CostGrower<'_> {
         if self.limits.max_depth.is_some_and(|d| depth >= d) || idx.len() < 2 * min_leaf {
             return leaf;
         }
-        // (gain, feature, threshold on the scaled axis)
-        let mut best: Option<(f64, usize, f64)> = None;
+        // (gain, feature, threshold on the scaled axis, the neighbours in their units)
+        let mut best: Option<(f64, usize, f64, (f64, f64))> = None;
         let features = self.samples[idx[0]].0.len();
         for f in 0..features {
             let mut order = idx.clone();
@@ -177,13 +187,14 @@ impl CostGrower<'_> {
                 }
                 let right: Vec<f64> = sums.iter().zip(&left).map(|(a, b)| a - b).collect();
                 let gain = best_position(&left).1 + best_position(&right).1 - value;
-                if best.is_none_or(|(b, _, _)| gain > b + 1e-12) {
-                    best = Some((gain, f, (x + y) / 2.0));
+                if best.is_none_or(|(b, ..)| gain > b + 1e-12) {
+                    let raw = (self.raw[pair[0]][f], self.raw[pair[1]][f]);
+                    best = Some((gain, f, midpoint(x, y), raw));
                 }
             }
         }
         // A split must win something (in summed log shares) to be worth a comparison.
-        let Some((_, feature, t)) = best.filter(|(gain, _, _)| *gain > 1e-9) else {
+        let Some((_, feature, t, raw)) = best.filter(|(gain, ..)| *gain > 1e-9) else {
             return leaf;
         };
         let (below, above): (Vec<usize>, Vec<usize>) = idx
@@ -192,6 +203,7 @@ impl CostGrower<'_> {
         Node::joined(
             feature,
             t,
+            raw,
             self.grow(below, depth + 1),
             self.grow(above, depth + 1),
         )
@@ -324,5 +336,14 @@ mod tests {
         let m2 = m.filtered(|_, c| c == 2);
         assert!(train_cost_tree(&m2, &all, &[0, 1], leaf).is_err());
         assert_eq!(robust(&m2, &all, &[0, 1]), None);
+    }
+
+    #[test]
+    fn a_cost_split_between_neighbouring_floats_separates_them() {
+        // As `classify`'s: halfway between neighbouring floats must not send both one way.
+        let m = crate::select::classify::tests::neighbours();
+        let t = train_cost_tree(&m, &[0, 1], &[0, 1], TreeLimits::A).unwrap();
+        assert_eq!(t.choose(&m.inputs()[0].features), 0);
+        assert_eq!(t.choose(&m.inputs()[1].features), 1);
     }
 }
