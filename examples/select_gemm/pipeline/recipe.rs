@@ -1,7 +1,7 @@
 //! How the tables split the shapes and which recipes ship: the set sizes, the set methods,
 //! the derived features and the nested choice.
 
-use tune::select::features::Derived;
+use tune::select::features::{Derived, Tiling};
 use tune::select::{
     group_splits, random_split, Choice, Matrix, Nested, Normalisation, Recipe, Selector, SetMethod,
     Split,
@@ -77,15 +77,39 @@ pub fn scheme5(by_group: bool) -> Nested {
     }
 }
 
-/// How the shipped recipe is chosen (select6, fixed before its GPU runs): [`scheme5`]'s
+/// How the shipped recipe was chosen in select6 (fixed before its GPU runs): [`scheme5`]'s
 /// recipes, each again with a cost-sensitive tree, and all of those again with a range
 /// guard (240 recipes), by the same cross-validation: the new trees and the guard ship
 /// only where the inner folds prefer them.
-pub fn scheme(by_group: bool) -> Nested {
+pub fn scheme6(by_group: bool) -> Nested {
     let five = scheme5(by_group);
     Nested {
         recipes: Recipe::and_guarded(&Recipe::and_cost(&five.recipes)),
         ..five
+    }
+}
+
+/// How the candidates tile a GEMM (select7): XgemmDirect computes `WGD x WGD` blocks of
+/// C stepping K by `WGD`; the tiled SGEMM `BM x BN` blocks stepping K by `BK`.
+pub fn tilings() -> Vec<Tiling> {
+    let (m, n, k) = (0, 1, 2);
+    let tiling = |p: [&str; 3]| Tiling {
+        dims: vec![(m, p[0].into()), (n, p[1].into()), (k, p[2].into())],
+    };
+    vec![tiling(["WGD", "WGD", "WGD"]), tiling(["BM", "BN", "BK"])]
+}
+
+/// How the shipped recipe is chosen (select7, fixed before its GPU runs): [`scheme6`]'s
+/// 240 recipes, each again with the tile-fit features of its set (480: one feature per
+/// distinct tile of the chosen configurations, `m n k` over the padded `m n k`;
+/// [`tilings`]), by the same cross-validation: they ship only where the inner folds
+/// prefer them.
+pub fn scheme(by_group: bool) -> Nested {
+    let six = scheme6(by_group);
+    Nested {
+        recipes: Recipe::and_fit(&six.recipes),
+        tilings: tilings(),
+        ..six
     }
 }
 

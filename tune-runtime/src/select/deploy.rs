@@ -14,7 +14,7 @@ use serde::{Deserialize, Serialize};
 
 use super::classify::{Node, TreeLimits};
 use super::cost::{robust, train_tree_for, Objective};
-use super::features::{extend, Derived};
+use super::features::{extend, fit_features, Derived, Tiling};
 use super::matrix::Matrix;
 use super::set::{self, SetMethod};
 use crate::param::Value;
@@ -138,11 +138,31 @@ impl Selector {
         m: &Matrix,
         train: &[usize],
         k: usize,
-        (method, limits, objective, guard): (SetMethod, TreeLimits, Objective, bool),
+        recipe: (SetMethod, TreeLimits, Objective, bool),
         derived: &[Derived],
     ) -> Result<Selector> {
+        Selector::fit_tiled(m, train, k, recipe, (derived, &[]))
+    }
+
+    /// [`Selector::fit_full`] with a tree that also reads how well each distinct tile of
+    /// the chosen set fits the input ([`fit_features`] of `tilings`, after `derived`):
+    /// features of the candidate configurations, kept in [`Selector::derived`], so that
+    /// they compile into the same nested comparisons.
+    ///
+    /// # Errors
+    /// As [`Selector::fit`].
+    pub fn fit_tiled(
+        m: &Matrix,
+        train: &[usize],
+        k: usize,
+        (method, limits, objective, guard): (SetMethod, TreeLimits, Objective, bool),
+        (derived, tilings): (&[Derived], &[Tiling]),
+    ) -> Result<Selector> {
         let chosen = set::choose(m, train, k, method)?;
-        let features = m.with_derived(derived);
+        let mut derived = derived.to_vec();
+        let configs: Vec<Named<Value>> = chosen.iter().map(|&c| m.configs()[c].clone()).collect();
+        derived.extend(fit_features(tilings, &configs, &m.features));
+        let features = m.with_derived(&derived);
         let tree = train_tree_for(&features, train, &chosen, limits, objective)?;
         let guard = if guard {
             Some(Guard::fit(&features, train, &chosen).ok_or_else(|| {
@@ -155,8 +175,8 @@ impl Selector {
             tunable: m.tunable.clone(),
             device: m.device.clone(),
             features: m.features.clone(),
-            derived: derived.to_vec(),
-            configs: chosen.iter().map(|&c| m.configs()[c].clone()).collect(),
+            derived,
+            configs,
             tree,
             method,
             limits,

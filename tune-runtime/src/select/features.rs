@@ -2,12 +2,17 @@
 //! The same keys the tuning database records, split as [`key_distance`] splits them.
 //! And features derived from them ([`Derived`]: products, ratios, harmonic means), which
 //! a tree splits on where no single size separates the inputs (e.g. `m * n`, the
-//! parallelism of a GEMM kernel that does not split K).
+//! parallelism of a GEMM kernel that does not split K), and from the candidate
+//! configurations: how well a configuration's tile fits the sizes ([`Derived::Fit`],
+//! [`Tiling`], [`fit_features`]; select7), where the best configuration changes with how
+//! a 64-row tile fits 32 rows.
 //!
 //! [`key_distance`]: crate::results::database::key_distance
 
 use serde::{Deserialize, Serialize};
 
+use crate::param::Value;
+use crate::results::Named;
 use crate::{Error, Result};
 
 /// A feature computed from an input's own features (by their index).
@@ -29,13 +34,24 @@ pub enum Derived {
         /// Feature indices.
         of: Vec<usize>,
     },
+    /// The useful share of a tiled kernel's padded work: the product over the terms
+    /// `(i, t)` of `features[i] / (ceil(features[i] / t) * t)`; for a GEMM tiled
+    /// `MWG x NWG x KWG`, `m n k` over the padded `m n k`.
+    Fit {
+        /// A name (a Rust identifier).
+        name: String,
+        /// `(feature index, tile size)`, sizes at least 1.
+        tiles: Vec<(usize, u32)>,
+    },
 }
 
 impl Derived {
     /// Its name.
     pub fn name(&self) -> &str {
         match self {
-            Derived::Product { name, .. } | Derived::Harmonic { name, .. } => name,
+            Derived::Product { name, .. }
+            | Derived::Harmonic { name, .. }
+            | Derived::Fit { name, .. } => name,
         }
     }
 
@@ -46,6 +62,13 @@ impl Derived {
         let v = match self {
             Derived::Product { terms, .. } => terms.iter().map(|&(i, e)| x(i).powi(e)).product(),
             Derived::Harmonic { of, .. } => 1.0 / of.iter().map(|&i| 1.0 / x(i)).sum::<f64>(),
+            Derived::Fit { tiles, .. } => tiles
+                .iter()
+                .map(|&(i, t)| {
+                    let t = f64::from(t);
+                    x(i) / ((x(i) / t).ceil() * t)
+                })
+                .product(),
         };
         if v.is_finite() {
             v
@@ -83,9 +106,67 @@ impl Derived {
                 let parts: Vec<String> = of.iter().map(|&i| format!("1.0 / {}", name(i))).collect();
                 format!("1.0 / ({})", parts.join(" + "))
             }
+            Derived::Fit { tiles, .. } => {
+                let parts: Vec<String> = tiles
+                    .iter()
+                    .map(|&(i, t)| format!("{x} / (({x} / {t}.0).ceil() * {t}.0)", x = name(i)))
+                    .collect();
+                if parts.is_empty() {
+                    "1.0".to_string()
+                } else {
+                    format!("({})", parts.join(") * ("))
+                }
+            }
         };
         format!("{{ let v: f64 = {v}; if v.is_finite() {{ v }} else {{ 0.0 }} }}")
     }
+}
+
+/// How a kernel's configuration tiles the input: feature `i` in tiles of the value of its
+/// parameter `param`, for each `(i, param)` of `dims` (e.g. a GEMM tiled by `WGD` in
+/// `m`, `n` and `k`, or by `BM`, `BN` and `BK`). A configuration without every parameter
+/// (another kernel) is not tiled so.
+#[derive(Clone, Debug, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Tiling {
+    /// `(feature index, parameter name)`.
+    pub dims: Vec<(usize, String)>,
+}
+
+impl Tiling {
+    /// The tile of `config`: `(feature index, size)` per dimension; `None` where a
+    /// parameter is missing or not a positive integer.
+    pub fn tile(&self, config: &Named<Value>) -> Option<Vec<(usize, u32)>> {
+        self.dims
+            .iter()
+            .map(|(i, p)| match config.get(p) {
+                Some(Value::Int(v)) => u32::try_from(*v).ok().filter(|&t| t > 0).map(|t| (*i, t)),
+                _ => None,
+            })
+            .collect()
+    }
+}
+
+/// One [`Derived::Fit`] per distinct tile among `configs` (each tiled by the first of
+/// `tilings` that fits it), named `fit_` and the tile (`fit_m64_n64_k64` for the own
+/// features `names`), in the order first met: features derived from the candidate
+/// configurations, not from measurements.
+pub fn fit_features(tilings: &[Tiling], configs: &[Named<Value>], names: &[String]) -> Vec<Derived> {
+    let mut out: Vec<Derived> = Vec::new();
+    for c in configs {
+        let Some(tiles) = tilings.iter().find_map(|t| t.tile(c)) else {
+            continue;
+        };
+        let name = tiles
+            .iter()
+            .map(|&(i, t)| format!("{}{t}", names.get(i).map_or("x", String::as_str)))
+            .collect::<Vec<_>>()
+            .join("_");
+        let name = format!("fit_{name}");
+        if !out.iter().any(|d| d.name() == name) {
+            out.push(Derived::Fit { name, tiles });
+        }
+    }
+    out
 }
 
 /// An input's own features followed by the derived ones.
@@ -192,5 +273,59 @@ mod tests {
         let e = of(key, &["dtype".to_string()]).unwrap_err().to_string();
         assert!(e.contains("no numeric component `dtype`"), "{e}");
         assert!(of("n=inf", &["n".to_string()]).is_err());
+    }
+
+    #[test]
+    fn tile_fit_is_the_useful_share_of_the_padded_work() {
+        let fit = Derived::Fit {
+            name: "fit_m64_n32_k8".into(),
+            tiles: vec![(0, 64), (1, 32), (2, 8)],
+        };
+        // m = 32 fills half of a 64-row tile; n = 64 and k = 16 fill theirs.
+        assert_eq!(fit.value(&[32.0, 64.0, 16.0]), 0.5);
+        // 100 x 33 x 9 pads to 128 x 64 x 16.
+        let v = fit.value(&[100.0, 33.0, 9.0]);
+        assert!((v - (100.0 * 33.0 * 9.0) / (128.0 * 64.0 * 16.0)).abs() < 1e-12);
+        // A size of 0 is no work: 0, not NaN.
+        assert_eq!(fit.value(&[0.0, 64.0, 16.0]), 0.0);
+        let names: Vec<String> = ["m", "n", "k"].map(String::from).to_vec();
+        assert_eq!(
+            fit.rust(&names),
+            "{ let v: f64 = (m / ((m / 64.0).ceil() * 64.0)) * (n / ((n / 32.0).ceil() * 32.0)) * (k / ((k / 8.0).ceil() * 8.0)); if v.is_finite() { v } else { 0.0 } }"
+        );
+    }
+
+    #[test]
+    fn fit_features_come_from_the_configurations_tiles() {
+        let cfg = |kv: &[(&str, i64)]| {
+            Named(
+                kv.iter()
+                    .map(|(k, v)| (k.to_string(), Value::Int(*v)))
+                    .collect(),
+            )
+        };
+        let tilings = [
+            Tiling {
+                dims: vec![(0, "WGD".into()), (1, "WGD".into()), (2, "WGD".into())],
+            },
+            Tiling {
+                dims: vec![(0, "BM".into()), (1, "BN".into()), (2, "BK".into())],
+            },
+        ];
+        let configs = [
+            cfg(&[("WGD", 32), ("KWID", 2)]),
+            cfg(&[("BM", 64), ("BN", 32), ("BK", 8)]),
+            cfg(&[("WGD", 32), ("KWID", 8)]),
+            cfg(&[("OTHER", 4)]),
+        ];
+        let names: Vec<String> = ["m", "n", "k", "batch"].map(String::from).to_vec();
+        let f = fit_features(&tilings, &configs, &names);
+        let got: Vec<&str> = f.iter().map(Derived::name).collect();
+        // One per distinct tile; the untiled configuration adds none.
+        assert_eq!(got, ["fit_m32_n32_k32", "fit_m64_n32_k8"]);
+        assert_eq!(f[1].value(&[32.0, 32.0, 8.0, 1.0]), 0.5);
+        assert!(Tiling { dims: vec![(0, "WGD".into())] }
+            .tile(&cfg(&[("WGD", 0)]))
+            .is_none());
     }
 }

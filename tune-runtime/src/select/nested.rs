@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::classify::TreeLimits;
 use super::cost::{train_tree_for, Objective};
 use super::deploy::{Guard, Selector};
-use super::features::Derived;
+use super::features::{fit_features, Derived, Tiling};
 use super::matrix::{score_or_worst, Matrix, Normalisation, Score};
 use super::set::{self, SetMethod};
 use crate::{Error, Result};
@@ -37,6 +37,10 @@ pub struct Recipe {
     /// configuration ([`Guard`]; select6).
     #[serde(default)]
     pub guard: bool,
+    /// Whether the tree also reads how well each tile of the chosen set fits the input
+    /// ([`fit_features`] of [`Nested::tilings`]; select7).
+    #[serde(default)]
+    pub fit: bool,
 }
 
 impl Recipe {
@@ -62,7 +66,8 @@ impl Recipe {
             Objective::GeoMean => "cost ",
         };
         let guard = if self.guard { ", range guard" } else { "" };
-        format!("{}, {cost}{tree}{features}{guard}", self.method.name())
+        let fit = if self.fit { ", tile fit" } else { "" };
+        format!("{}, {cost}{tree}{features}{fit}{guard}", self.method.name())
     }
 
     /// Every set method (clustering with every normalisation) with the paper's trees A,
@@ -82,6 +87,7 @@ impl Recipe {
                     derived: false,
                     objective: Objective::Label,
                     guard: false,
+                    fit: false,
                 })
             })
             .collect()
@@ -101,6 +107,13 @@ impl Recipe {
     pub fn and_guarded(recipes: &[Recipe]) -> Vec<Recipe> {
         let mut v = recipes.to_vec();
         v.extend(recipes.iter().map(|r| Recipe { guard: true, ..*r }));
+        v
+    }
+
+    /// `recipes`, then each again reading the tile-fit features of its set.
+    pub fn and_fit(recipes: &[Recipe]) -> Vec<Recipe> {
+        let mut v = recipes.to_vec();
+        v.extend(recipes.iter().map(|r| Recipe { fit: true, ..*r }));
         v
     }
 
@@ -131,6 +144,9 @@ pub struct Nested {
     pub by_group: bool,
     /// The features a recipe with `derived` reads besides the input's own.
     pub derived: Vec<Derived>,
+    /// How the configurations tile the input, for a recipe with `fit`: one
+    /// [`Derived::Fit`] per distinct tile of its chosen set (empty: no tile fits).
+    pub tilings: Vec<Tiling>,
 }
 
 impl Default for Nested {
@@ -142,6 +158,7 @@ impl Default for Nested {
             seed: 1,
             by_group: false,
             derived: Vec::new(),
+            tilings: Vec::new(),
         }
     }
 }
@@ -194,7 +211,16 @@ impl Nested {
                     }
                 };
                 let Some(chosen) = chosen else { continue };
-                let features = if recipe.derived { &extended } else { m };
+                // The tile-fit features of this set, after the derived ones where read.
+                let fitted;
+                let features = if recipe.fit {
+                    fitted = m.with_derived(&self.features_of(recipe, m, &chosen));
+                    &fitted
+                } else if recipe.derived {
+                    &extended
+                } else {
+                    m
+                };
                 let Ok(tree) =
                     train_tree_for(features, &fit, &chosen, recipe.limits, recipe.objective)
                 else {
@@ -247,14 +273,31 @@ impl Nested {
         let choice = self.choose(m, train, k)?;
         let r = choice.recipe;
         let derived: &[Derived] = if r.derived { &self.derived } else { &[] };
-        let s = Selector::fit_full(
+        let tilings: &[Tiling] = if r.fit { &self.tilings } else { &[] };
+        let s = Selector::fit_tiled(
             m,
             train,
             k,
             (r.method, r.limits, r.objective, r.guard),
-            derived,
+            (derived, tilings),
         )?;
         Ok((s, choice))
+    }
+
+    /// The features `recipe` reads besides the input's own, for the set `chosen` of `m`:
+    /// [`Nested::derived`] where it reads them, then the set's tile fits where it reads
+    /// those.
+    fn features_of(&self, recipe: &Recipe, m: &Matrix, chosen: &[usize]) -> Vec<Derived> {
+        let mut v = if recipe.derived {
+            self.derived.clone()
+        } else {
+            Vec::new()
+        };
+        if recipe.fit {
+            let configs: Vec<_> = chosen.iter().map(|&c| m.configs()[c].clone()).collect();
+            v.extend(fit_features(&self.tilings, &configs, &m.features));
+        }
+        v
     }
 
     /// The folds of `train`: (inputs fitted on, inputs left out), and whether they are
@@ -364,6 +407,7 @@ pub(super) mod tests {
                     derived: false,
                     objective: Objective::Label,
                     guard: false,
+                    fit: false,
                 },
                 Recipe {
                     method: SetMethod::Greedy,
@@ -371,6 +415,7 @@ pub(super) mod tests {
                     derived: false,
                     objective: Objective::Label,
                     guard: false,
+                    fit: false,
                 },
             ],
             ..Nested::default()
@@ -423,6 +468,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit: false,
         };
         let nested = Nested {
             recipes: Recipe::and_derived(&[own]),
@@ -525,6 +571,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit: false,
         };
         let nested = Nested {
             recipes: vec![recipe(SetMethod::TopN), recipe(SetMethod::Greedy)],
@@ -582,6 +629,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit: false,
         };
         let nested = Nested {
             recipes: Recipe::and_guarded(&[plain]),
@@ -622,5 +670,57 @@ pub(super) mod tests {
     fn too_few_inputs_for_the_folds_is_an_error() {
         let m = staircase();
         assert!(Nested::default().choose(&m, &[0, 1, 2], 2).is_err());
+    }
+
+    #[test]
+    fn tile_fit_recipes_are_chosen_where_the_best_tile_alternates_with_the_size() {
+        // A 64-row tile does a row in 0.85 of a 32-row one's time but pads m to 64s.
+        let mut m = Matrix::new("t", "d", vec!["m".into()]);
+        for t in [32, 64] {
+            m.add_config(Named(vec![("tile".into(), Value::Int(t))]));
+        }
+        for x in (32u32..=1024).step_by(32) {
+            let i = m.add_input(Input {
+                key: format!("m={x}"),
+                features: vec![f64::from(x)],
+                groups: vec![],
+            });
+            for (c, t) in [32u32, 64].into_iter().enumerate() {
+                let per_row = if t == 64 { 0.85 } else { 1.0 };
+                m.set(i, c, f64::from(x.div_ceil(t) * t) * per_row).unwrap();
+            }
+        }
+        // Depth 2: too shallow to follow three alternations on `m`, enough on a fit.
+        let own = Recipe {
+            method: SetMethod::Greedy,
+            limits: TreeLimits {
+                max_depth: Some(2),
+                min_leaf: 1,
+            },
+            derived: false,
+            objective: Objective::Label,
+            guard: false,
+            fit: false,
+        };
+        let nested = Nested {
+            recipes: Recipe::and_fit(&[own]),
+            tilings: vec![Tiling {
+                dims: vec![(0, "tile".into())],
+            }],
+            folds: 4,
+            ..Nested::default()
+        };
+        let train: Vec<usize> = (0..m.inputs().len()).collect();
+        let (s, choice) = nested.fit(&m, &train, 2).unwrap();
+        assert!(choice.recipe.fit, "{:?}", choice.scores);
+        assert!(choice.scores[0].1.geomean > choice.scores[1].1.geomean);
+        assert!(s.derived.iter().any(|d| d.name() == "fit_m64"));
+        // Without tilings a fit recipe reads nothing more than its plain twin.
+        let bare = Nested {
+            tilings: Vec::new(),
+            ..nested
+        };
+        let c = bare.choose(&m, &train, 2).unwrap();
+        assert_eq!(c.scores[0].1.geomean, c.scores[1].1.geomean);
     }
 }
