@@ -150,7 +150,11 @@ impl Tiling {
 /// `tilings` that fits it), named `fit_` and the tile (`fit_m64_n64_k64` for the own
 /// features `names`), in the order first met: features derived from the candidate
 /// configurations, not from measurements.
-pub fn fit_features(tilings: &[Tiling], configs: &[Named<Value>], names: &[String]) -> Vec<Derived> {
+pub fn fit_features(
+    tilings: &[Tiling],
+    configs: &[Named<Value>],
+    names: &[String],
+) -> Vec<Derived> {
     let mut out: Vec<Derived> = Vec::new();
     for c in configs {
         let Some(tiles) = tilings.iter().find_map(|t| t.tile(c)) else {
@@ -324,8 +328,10 @@ mod tests {
         // One per distinct tile; the untiled configuration adds none.
         assert_eq!(got, ["fit_m32_n32_k32", "fit_m64_n32_k8"]);
         assert_eq!(f[1].value(&[32.0, 32.0, 8.0, 1.0]), 0.5);
-        assert!(Tiling { dims: vec![(0, "WGD".into())] }
-            .tile(&cfg(&[("WGD", 0)]))
-            .is_none());
+        assert!(Tiling {
+            dims: vec![(0, "WGD".into())]
+        }
+        .tile(&cfg(&[("WGD", 0)]))
+        .is_none());
     }
 }
