@@ -149,7 +149,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select6's scheme k=4 / k=8 | select5's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n",
     );
     let mut plain = String::from(
-        "| split | label cells measured / wanted (% of the grid) | shipped k=4 | shipped k=8 | chosen, k=8 |\n|---|---:|---:|---:|---|\n",
+        "| split | label cells measured / wanted (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen, k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
     );
     let first = run.first()?;
     let mut labels = String::from(
@@ -319,13 +319,18 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             let (other, gained, wanted) = labelled(base, &first, &split.train, budget)?;
             let rows = nested_rows(&other, truth, &split, &scheme(by_group), &[4, DEPLOY_K])
                 .unwrap_or_default();
+            // The baselines with the same label cells (no set, no classifier).
+            let b = evaluate(&other, truth, &split, &[], &[], &[])?;
             let _ = writeln!(
                 plain,
-                "| {} | {gained} / {wanted} ({:.1}%) | {} | {} | {} |",
+                "| {} | {gained} / {wanted} ({:.1}%) | {} | {} | {} | {} | {} | {} |",
                 split.name,
                 100.0 * gained as f64 / stats.grid.max(1) as f64,
+                pct(&b.single_best),
+                pct(&b.nearest_best),
                 rows.first().map(|r| pct(&r.test)).unwrap_or_default(),
                 rows.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
+                rows.get(1).map(|r| pct(&r.bound)).unwrap_or_default(),
                 rows.get(1)
                     .map(|r| r.choice.recipe.name())
                     .unwrap_or_default(),
