@@ -12,7 +12,9 @@ mod pipeline;
 
 use std::collections::HashSet;
 
-use pipeline::{label_budget, label_step, labelled, training_sets, verify, BUDGET, TUNE_SHARE};
+use pipeline::{
+    label_budget, label_step, labelled, set_budget, training_sets, verify, BUDGET, TUNE_SHARE,
+};
 use rand::rngs::SmallRng;
 use rand::seq::SliceRandom;
 use rand::{Rng, SeedableRng};
@@ -98,6 +100,11 @@ fn each_training_set_labels_whole_columns_within_the_budget_and_every_row_is_sco
     let budget = label_budget(&stats, BUDGET);
     let tuning = stats.searched + stats.anchored + stats.promising + stats.failed;
     assert!(budget > 0 && tuning + budget <= (BUDGET * stats.grid as f64) as usize);
+    // select7's re-measuring takes its cells out of each set's label cells (none left
+    // where they outnumber them); this test runs select6's plan (no reserve).
+    assert_eq!(set_budget(100, 4, 20), 20);
+    assert_eq!(set_budget(10, 4, 20), 0);
+    assert_eq!(set_budget(budget, 0, 30), budget);
 
     let mut truth = m.clone();
     let trains = training_sets(&m);
@@ -106,7 +113,8 @@ fn each_training_set_labels_whole_columns_within_the_budget_and_every_row_is_sco
         splits(&m).len() + 1,
         "each split's and all shapes'"
     );
-    let (measured, planned) = label_step(&m, &mut truth, &trains, budget, cost, || true).unwrap();
+    let (measured, planned) =
+        label_step(&m, &mut truth, &trains, (budget, 0), cost, || true).unwrap();
     assert!(
         measured > 0 && measured <= planned,
         "{measured} of {planned}"
@@ -134,7 +142,7 @@ fn each_training_set_labels_whole_columns_within_the_budget_and_every_row_is_sco
 
     // The scoring cells, planned on each split's labelled matrix: every method x
     // classifier x k of every split's tables, and the baselines, scored.
-    let (done, planned) = verify(&m, &mut truth, budget, cost).unwrap();
+    let (done, planned) = verify(&m, &mut truth, (budget, 0), cost).unwrap();
     assert_eq!(done, planned);
     let methods = [
         SetMethod::TopN,

@@ -310,7 +310,6 @@ fn run<B: Backend>(
     // first seed's truth; then every cell measured in the call into every seed's, so that
     // the seeds' tables divide by the same per-shape optimum.
     let fill = !std::env::var("TUNE_SELECT_FILL").is_ok_and(|v| v == "0");
-    let mut runs = runs;
     let mut owns = Vec::new();
     for (n, (_, _, truth, ..)) in runs.iter_mut().enumerate() {
         owns.push(truth.measured());

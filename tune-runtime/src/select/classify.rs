@@ -57,7 +57,7 @@ impl Node {
             feature,
             // Back in the feature's units: `log2(1 + x) <= t` is `x <= 2^t - 1`, kept
             // between the neighbours (the round trip may cross one of two close values).
-            threshold: (t.exp2() - 1.0).min(y.next_down()).max(x),
+            threshold: (t.exp2() - 1.0).min(float_below(y)).max(x),
             below: Box::new(below),
             above: Box::new(above),
         }
@@ -170,6 +170,16 @@ impl Classifier {
         Classifier::CostTree(TreeLimits::B),
         Classifier::CostTree(TreeLimits::C),
     ];
+}
+
+/// The largest float below a positive `y` (`f64::next_down`, newer than the MSRV); `y`
+/// itself otherwise.
+fn float_below(y: f64) -> f64 {
+    if y > 0.0 && y.is_finite() {
+        f64::from_bits(y.to_bits() - 1)
+    } else {
+        y
+    }
 }
 
 /// The threshold between neighbouring scaled values `x < y`: halfway, or `x` where halfway

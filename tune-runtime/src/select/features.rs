@@ -111,10 +111,11 @@ impl Derived {
                     .iter()
                     .map(|&(i, t)| format!("{x} / (({x} / {t}.0).ceil() * {t}.0)", x = name(i)))
                     .collect();
-                if parts.is_empty() {
-                    "1.0".to_string()
-                } else {
-                    format!("({})", parts.join(") * ("))
+                // One term stands alone: parentheses around it would warn in the caller.
+                match parts.as_slice() {
+                    [] => "1.0".to_string(),
+                    [one] => one.clone(),
+                    _ => format!("({})", parts.join(") * (")),
                 }
             }
         };
