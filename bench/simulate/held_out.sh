@@ -30,7 +30,7 @@ bench() { (cd "$root" && cargo bench -p tune-runtime --bench simulate -- "$@"); 
 all="$out/all_spaces"
 rm -rf "$all"
 for src in "$train" "$held"; do
-  (cd "$src" && find . \( -name '*.json' -o -name '*.json.gz' \) -type f) | while read -r f; do
+  (cd "$src" && find -L . \( -name '*.json' -o -name '*.json.gz' \) -type f) | while read -r f; do
     if [ -e "$all/$f" ]; then
       echo "held_out: $f is in both $train and $held; rename the recording" >&2
       exit 1
