@@ -121,7 +121,7 @@ def run_one(job):
 
     random.seed(seed)
     np.random.seed(seed)
-    size = doc["problem_size"]
+    size = doc.get("problem_size", 1)
     size = tuple(size) if isinstance(size, list) else (size,)
     # Every strategy with its default options, stopped by Kernel Tuner's own criterion
     # (`max_fevals`: distinct configurations). The two generated strategies' `budget` option

@@ -8,7 +8,7 @@ use tune_runtime::import;
 use tune_runtime::plot::{self, Baseline, Format};
 use tune_runtime::results::export::{write_csv, T4};
 use tune_runtime::results::{write_atomic, Record};
-use tune_runtime::simulate::Recording;
+use tune_runtime::simulate::{KernelTunerCache, Recording};
 use tune_runtime::summary::Summary;
 use tune_runtime::watch::{frame, Tail};
 
@@ -31,10 +31,18 @@ pub fn show(files: &[PathBuf], top: usize) -> Res {
     Ok(())
 }
 
-/// `tune export`.
-pub fn export(file: &Path, t4: Option<&Path>, csv: Option<&Path>) -> Res {
-    if t4.is_none() && csv.is_none() {
-        return Err("say what to write: `--t4 OUT.json` and/or `--csv OUT.csv`".into());
+/// `tune export`; `kt_cache`: the Kernel Tuner cache to write and the kernel's name in it.
+pub fn export(
+    file: &Path,
+    t4: Option<&Path>,
+    csv: Option<&Path>,
+    kt_cache: Option<(&Path, Option<&str>)>,
+) -> Res {
+    if t4.is_none() && csv.is_none() && kt_cache.is_none() {
+        return Err(
+            "say what to write: `--t4 OUT.json`, `--csv OUT.csv` and/or `--kt-cache OUT.json.gz`"
+                .into(),
+        );
     }
     let recs = records(file)?;
     if let Some(p) = t4 {
@@ -44,6 +52,18 @@ pub fn export(file: &Path, t4: Option<&Path>, csv: Option<&Path>) -> Res {
     if let Some(p) = csv {
         write_csv(p, &recs)?;
         println!("wrote {} ({} rows, CSV)", p.display(), recs.len());
+    }
+    if let Some((p, kernel)) = kt_cache {
+        let mut cache = KernelTunerCache::from_records(&recs, &file.display().to_string())?;
+        if let Some(k) = kernel {
+            cache = cache.kernel_name(k);
+        }
+        cache.write(p)?;
+        println!(
+            "wrote {} ({} configurations, Kernel Tuner cache)",
+            p.display(),
+            cache.len()
+        );
     }
     Ok(())
 }

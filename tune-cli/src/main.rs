@@ -49,7 +49,7 @@ enum Command {
         #[arg(long, default_value_t = 5)]
         top: usize,
     },
-    /// Export a log as T4 JSON or CSV.
+    /// Export a log as T4 JSON, CSV or a Kernel Tuner cache.
     Export {
         /// The log (or a Kernel Tuner cache, KTT output or T4 file).
         file: PathBuf,
@@ -59,6 +59,15 @@ enum Command {
         /// Write CSV here.
         #[arg(long, value_name = "OUT")]
         csv: Option<PathBuf>,
+        /// Write a Kernel Tuner cache file here (gzip-compressed if OUT ends in `.gz`), which
+        /// Kernel Tuner's simulation mode and `tune sim` replay.
+        #[arg(long, value_name = "OUT")]
+        kt_cache: Option<PathBuf>,
+        /// The kernel's name in the Kernel Tuner cache (Kernel Tuner refuses a cache of
+        /// another kernel; a log of `tune run` names the benchmark, Kernel Tuner the
+        /// T1 file's KernelName).
+        #[arg(long, value_name = "NAME", requires = "kt_cache")]
+        kernel_name: Option<String>,
     },
     /// Convert a Kernel Tuner cache, KTT JSON output or T4 file into a tune log.
     Import {
@@ -94,7 +103,18 @@ fn main() -> ExitCode {
         Command::Space { file, list } => t1::space(&file, list),
         Command::Run(a) => t1::run(&a),
         Command::Show { files, top } => logs::show(&files, top),
-        Command::Export { file, t4, csv } => logs::export(&file, t4.as_deref(), csv.as_deref()),
+        Command::Export {
+            file,
+            t4,
+            csv,
+            kt_cache,
+            kernel_name,
+        } => logs::export(
+            &file,
+            t4.as_deref(),
+            csv.as_deref(),
+            kt_cache.as_deref().map(|p| (p, kernel_name.as_deref())),
+        ),
         Command::Import { file, out } => logs::import(&file, &out),
         Command::Db { dir, tunable } => logs::db(&dir, tunable.as_deref()),
         Command::Sim(a) => sim::sim(&a),

@@ -274,6 +274,61 @@ fn export() -> R {
     check(err.contains("--t4") && err.contains("--csv"), &err)
 }
 
+/// A log with a failure, a repeat and a re-measurement, exported as a Kernel Tuner cache:
+/// `tune sim` replays it, and `tune import` reads back the same configurations and times.
+fn export_kt_cache() -> R {
+    let dir = tempfile::tempdir()?;
+    let mut recs = log::read(&here("tests/data/logs/vector_add_pocl.jsonl"))?;
+    recs[1].status = "compile".into();
+    recs[1].cost = None;
+    recs[1].objectives = Default::default();
+    let mut again = recs[0].clone();
+    again.remeasured = Some(vec![1.0]);
+    again.cost = Some(1.0);
+    recs.push(again);
+    let log_file = dir.path().join("log.jsonl");
+    let text: String = recs
+        .iter()
+        .map(|r| serde_json::to_string(r).unwrap() + "\n")
+        .collect();
+    std::fs::write(&log_file, text)?;
+    let cache = dir.path().join("va.json.gz");
+    let out = ok(&[
+        "export",
+        s(&log_file),
+        "--kt-cache",
+        s(&cache),
+        "--kernel-name",
+        "vector_add_kernel",
+    ])?;
+    check(out.contains("6 configurations, Kernel Tuner cache"), &out)?;
+    let rec = tune_runtime::simulate::Recording::open(&cache)?;
+    check(rec.kernel() == "vector_add_kernel", rec.kernel())?;
+    check(rec.space().len() == 6, "six configurations")?;
+    let back = dir.path().join("back.jsonl");
+    ok(&["import", s(&cache), "-o", s(&back)])?;
+    let back = log::read(&back)?;
+    for want in &recs[..6] {
+        let got = back
+            .iter()
+            .find(|r| r.config == want.config)
+            .ok_or("a configuration went missing")?;
+        check(
+            got.status == want.status,
+            format!("{} vs {}", got.status, want.status),
+        )?;
+        let same = match (got.cost, want.cost) {
+            (Some(a), Some(b)) => (a / b - 1.0).abs() < 1e-12,
+            (a, b) => a == b,
+        };
+        check(same, format!("{:?} vs {:?}", got.cost, want.cost))?;
+    }
+    let stdout = ok(&["sim", s(&cache), "--technique", "random", "--budget", "6"])?;
+    check(stdout.contains("| random | 0 | 6 |"), &stdout)?;
+    let err = fails(&["export", s(&log_file), "--kernel-name", "k"])?;
+    check(err.contains("--kt-cache"), &err)
+}
+
 fn import() -> R {
     let dir = tempfile::tempdir()?;
     let out = dir.path().join("kt.jsonl");
@@ -520,6 +575,7 @@ fn main() {
         Trial::test("run_dry_run", run_dry),
         Trial::test("show", show),
         Trial::test("export", export),
+        Trial::test("export_kt_cache", export_kt_cache),
         Trial::test("import", import),
         Trial::test("db", db),
         Trial::test("sim", sim),

@@ -251,21 +251,30 @@ pub fn kernel_tuner(doc: &Json, path: &Path) -> Result<Vec<Record>> {
                 })
                 .collect(),
         );
-        let (status, detail, time) = match e.get("time") {
-            Some(Json::Number(n)) => match n.as_f64().filter(|t| t.is_finite()) {
+        // A failure is marked in `__error__` (Kernel Tuner 1.5.0) or in `time` (older
+        // caches); `tune_status` is tune's own status, in caches tune wrote.
+        let marker = [e.get("__error__"), e.get("time")]
+            .into_iter()
+            .flatten()
+            .filter_map(Json::as_str)
+            .find(|m| m.ends_with("Config"));
+        let (status, detail, time) = match (marker, e.get("time")) {
+            (Some(m), _) => (
+                match (e.get("tune_status").and_then(Json::as_str), m) {
+                    (Some(s), _) => s,
+                    (None, "CompilationFailedConfig") => "compile",
+                    (None, "RuntimeFailedConfig") => "launch",
+                    (None, "InvalidConfig") => "invalid",
+                    _ => "other",
+                },
+                Some(m.to_string()),
+                None,
+            ),
+            (None, Some(Json::Number(n))) => match n.as_f64().filter(|t| t.is_finite()) {
                 Some(t) => ("ok", None, Some(t / 1e3)),
                 None => ("other", Some(n.to_string()), None),
             },
-            Some(Json::String(s)) => (
-                match s.as_str() {
-                    "CompilationFailedConfig" => "compile",
-                    "RuntimeFailedConfig" => "launch",
-                    "InvalidConfig" => "invalid",
-                    _ => "other",
-                },
-                Some(s.clone()),
-                None,
-            ),
+            (None, Some(Json::String(s))) => ("other", Some(s.clone()), None),
             _ => ("other", Some("no time recorded".into()), None),
         };
         let samples = e
@@ -277,7 +286,7 @@ pub fn kernel_tuner(doc: &Json, path: &Path) -> Result<Vec<Record>> {
         let run = num(e, "benchmark_time") / 1e3;
         let validation = num(e, "verification_time") / 1e3;
         elapsed += prepare + run + validation;
-        out.push(common.record(
+        let mut rec = common.record(
             i as u64 + 1,
             config,
             status,
@@ -287,7 +296,9 @@ pub fn kernel_tuner(doc: &Json, path: &Path) -> Result<Vec<Record>> {
             (prepare, run, (validation > 0.0).then_some(validation)),
             elapsed,
             text_of(e, "timestamp"),
-        ));
+        );
+        rec.stopped_early = e.get("tune_stopped_early") == Some(&Json::Bool(true));
+        out.push(rec);
     }
     Ok(out)
 }

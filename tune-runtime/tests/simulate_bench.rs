@@ -154,3 +154,48 @@ fn the_bench_takes_kernel_tuner_caches_only() {
         &dir.path().join("missing.json")
     ));
 }
+
+// Only part of the bench's code is used here.
+#[allow(dead_code)]
+#[path = "../benches/simulate/report.rs"]
+mod report;
+#[allow(dead_code)]
+#[path = "../benches/simulate/runs.rs"]
+mod runs;
+
+/// A cross-validation whose only fold holds every space has nothing to choose on: it says
+/// so, the same every time, instead of picking by a hash map's order.
+#[test]
+fn a_fold_with_every_space_chooses_nothing() {
+    let doc = r#"{"device_name": "GPU", "kernel_name": "k", "problem_size": [8],
+      "tune_params_keys": ["bx"], "tune_params": {"bx": [1, 2, 3]}, "cache": {
+        "1": {"bx": 1, "time": 3.0, "compile_time": 1, "verification_time": 0, "benchmark_time": 1},
+        "2": {"bx": 2, "time": 2.0, "compile_time": 1, "verification_time": 0, "benchmark_time": 1},
+        "3": {"bx": 3, "time": 1.0, "compile_time": 1, "verification_time": 0, "benchmark_time": 1}}}"#;
+    let rec = tune_runtime::simulate::Recording::from_json(doc, "k.json").unwrap();
+    let spaces = vec![runs::Space {
+        name: "k.json".into(),
+        kernel: rec.kernel().into(),
+        gpu: rec.device().into(),
+        rec,
+    }];
+    let lines: String = ["a", "b", "c"]
+        .iter()
+        .map(|t| {
+            format!(
+                r#"{{"tool":"tune","technique":"{t}","space":"k.json","seed":0,"budget":1000,"evals":[[3.0,2.0],[2.0,2.0],[1.0,2.0]]}}"#
+            ) + "\n"
+        })
+        .collect();
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("runs.jsonl");
+    std::fs::write(&path, lines).unwrap();
+    let all = runs::read_runs(&path);
+    assert_eq!(all.len(), 3);
+    let st = report::stats(&spaces);
+    let g = runs::group(&all);
+    let cv = report::cross_validate(&g, &st, "gpu", "tune");
+    assert!(cv.md.contains("nothing left to choose on"), "{}", cv.md);
+    assert!(cv.columns.iter().all(Option::is_none));
+    assert!(cv.score.is_none());
+}

@@ -366,6 +366,18 @@ pub fn cross_validate(g: &Grouped, st: &[Stats], by: &str, tool: &str) -> Cv {
         format!("Folds by {by}:\n\n| held out | spaces | chosen on the rest |\n|---|---|---|\n");
     for (name, test) in &folds {
         let train: Vec<&Stats> = st.iter().filter(|s| label(s) != *name).collect();
+        if train.is_empty() {
+            // Every space is in this fold: no choice can be made without it (and an
+            // objective over no space would pick by the map's order, differently each run).
+            writeln!(
+                md,
+                "| {name} | {} | — (nothing left to choose on) |",
+                test.len()
+            )
+            .unwrap();
+            held.fill(None);
+            continue;
+        }
         let Some(pick) = choose(&train) else { continue };
         writeln!(md, "| {name} | {} | `{pick}` |", test.len()).unwrap();
         let runs = &g[&(tool.to_string(), pick.clone())];

@@ -97,7 +97,9 @@ pub const VARIANTS: [&str; 20] = [
     "surrogate>bandit(1.0,100)",
     "surrogate[xi=0.05]>bandit(1.0,100)",
     "surrogate>bandit(0.5,200)",
-    "surrogate[init=10;spread=2]>bandit(1.0,100)",
+    // Round 3's candidate, `surrogate[init=10;spread=2]>bandit(1.0,100)`, is `hybrid` since
+    // round 7; rounds 4 to 6's default (the endgame of a quarter) is this:
+    "surrogate[init=10;exploit=0.25]>bandit(1.0,100)",
     // Round 4: round 3's default (`hybrid` is now this with `exploit=0.25`), failures
     // modelled apart, a trust region around the incumbent for half the proposals.
     "surrogate[init=10]>bandit(1.0,100)",

@@ -1,16 +1,14 @@
 //! Brute-forced spaces recorded by other tuners, KTT's JSON output and T4 results files, as
-//! the Kernel Tuner cache document that [`Recording`](super::Recording) reads, so that they
-//! replay like a cache: the parameters' values in the order first seen, each configuration's
-//! time in milliseconds or its failure, and what its evaluation cost.
+//! the Kernel Tuner cache document that [`Recording`](super::Recording) reads (written by
+//! [`KernelTunerCache`](super::KernelTunerCache)), so that they replay like a cache: each
+//! configuration's time in milliseconds or its failure, and what its evaluation cost.
 
-use std::collections::HashSet;
 use std::path::Path;
 
-use serde_json::{json, Map, Value as Json};
+use serde_json::Value as Json;
 
 use crate::import::{self, Format};
 use crate::results::export::T4;
-use crate::results::Record;
 use crate::{Error, Result};
 
 /// The cache document of a KTT or T4 file; `None` for any other document (a Kernel Tuner
@@ -31,81 +29,14 @@ pub(super) fn as_cache(doc: &Json, origin: &str) -> Result<Option<Json>> {
         }
         _ => return Ok(None),
     };
-    let Some(first) = records.first() else {
+    if records.is_empty() {
         return Err(Error::Format {
             path: origin.into(),
             reason: "the file records no configuration".into(),
         });
-    };
-    let names: Vec<&str> = first.config.0.iter().map(|(n, _)| n.as_str()).collect();
-    let mut values: Vec<Vec<Json>> = vec![Vec::new(); names.len()];
-    let mut cache = Map::new();
-    let mut seen = HashSet::new();
-    for r in &records {
-        let row: Vec<Json> = names
-            .iter()
-            .map(|n| {
-                r.config
-                    .0
-                    .iter()
-                    .find(|(m, _)| m == n)
-                    .map_or(Json::Null, |(_, v)| {
-                        // `Value` serialises untagged: the plain JSON value.
-                        serde_json::to_value(v).unwrap_or(Json::Null)
-                    })
-            })
-            .collect();
-        let key = row
-            .iter()
-            .map(Json::to_string)
-            .collect::<Vec<_>>()
-            .join(",");
-        // A configuration measured again (an online run) keeps its first outcome.
-        if !seen.insert(key.clone()) {
-            continue;
-        }
-        let mut entry = Map::new();
-        for ((n, v), domain) in names.iter().zip(&row).zip(&mut values) {
-            if !domain.contains(v) {
-                domain.push(v.clone());
-            }
-            entry.insert((*n).to_string(), v.clone());
-        }
-        entry.insert("time".into(), time_of(r));
-        entry.insert("compile_time".into(), json!(r.prepare_s * 1e3));
-        entry.insert("benchmark_time".into(), json!(r.run_s * 1e3));
-        entry.insert(
-            "verification_time".into(),
-            json!(r.validation_s.unwrap_or(0.0) * 1e3),
-        );
-        cache.insert(key, Json::Object(entry));
     }
-    let tune_params: Map<String, Json> = names
-        .iter()
-        .zip(values)
-        .map(|(n, v)| ((*n).to_string(), Json::Array(v)))
-        .collect();
-    Ok(Some(json!({
-        "device_name": &*first.device,
-        "kernel_name": &*first.tunable,
-        "tune_params_keys": names,
-        "tune_params": tune_params,
-        "cache": cache,
-    })))
-}
-
-/// The recorded time in milliseconds (another objective of a T4 file as it is), or Kernel
-/// Tuner's marker of the failure.
-fn time_of(r: &Record) -> Json {
-    let is_time = r.objectives.0.iter().any(|(n, _)| n == "time_s");
-    match (r.status.as_str(), r.cost) {
-        ("ok", Some(s)) if is_time => json!(s * 1e3),
-        ("ok", Some(v)) => json!(v),
-        ("compile", _) => json!("CompilationFailedConfig"),
-        ("launch", _) => json!("RuntimeFailedConfig"),
-        ("invalid", _) => json!("InvalidConfig"),
-        (status, _) => json!(status),
-    }
+    let cache = super::KernelTunerCache::from_records(&records, origin)?;
+    Ok(Some(cache.into_json()))
 }
 
 #[cfg(test)]

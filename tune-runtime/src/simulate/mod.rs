@@ -49,6 +49,9 @@ use crate::space::{Config, Space, SpaceBuilder};
 use crate::{Error, Result};
 
 mod formats;
+mod kt_cache;
+
+pub use kt_cache::KernelTunerCache;
 
 /// One entry of a Kernel Tuner cache: the recorded time (ms) or failure of a configuration,
 /// and the time its evaluation cost. (One evaluation of a tuning log is a
@@ -411,8 +414,11 @@ fn record_of(entry: &Json) -> std::result::Result<CacheEntry, String> {
              more than a duration can hold; fix or remove the entry"
         )
     })?;
-    let time = match entry.get("time") {
-        Some(Json::Number(n)) => match n.as_f64() {
+    let time = match (entry.get("time"), failure_of(entry)) {
+        // A failure: in `__error__` (Kernel Tuner 1.5.0) or `time` (older caches), with
+        // tune's own status where tune wrote the cache.
+        (_, Some(f)) => Err(f),
+        (Some(Json::Number(n)), None) => match n.as_f64() {
             Some(t) if t.is_finite() && t >= 0.0 => Ok(t),
             _ => {
                 return Err(format!(
@@ -421,15 +427,35 @@ fn record_of(entry: &Json) -> std::result::Result<CacheEntry, String> {
                 ))
             }
         },
-        Some(Json::String(s)) => Err(match s.as_str() {
-            "CompilationFailedConfig" => Failure::Compile(s.clone()),
-            "RuntimeFailedConfig" => Failure::Launch(s.clone()),
-            "InvalidConfig" => Failure::Invalid(s.clone()),
-            _ => Failure::Other(s.clone()),
-        }),
+        (Some(Json::String(s)), None) => Err(Failure::Other(s.clone())),
         _ => Err(Failure::Other("no time recorded".into())),
     };
     Ok(CacheEntry { time, charged })
+}
+
+/// The failure an entry records: Kernel Tuner's marker in `__error__` or `time`, made
+/// precise by `tune_status` (tune's status, in caches tune wrote).
+fn failure_of(entry: &Json) -> Option<Failure> {
+    let marker = [entry.get("__error__"), entry.get("time")]
+        .into_iter()
+        .flatten()
+        .filter_map(Json::as_str)
+        .find(|m| m.ends_with("Config"))?
+        .to_string();
+    let status = entry.get("tune_status").and_then(Json::as_str);
+    Some(match (status, marker.as_str()) {
+        (Some(s), _) if s.starts_with("invalid: ") => Failure::Rejected {
+            cause: crate::evaluate::Cause::from_name(s["invalid: ".len()..].trim()),
+            detail: marker,
+        },
+        (Some("invalid"), _) | (None, "InvalidConfig") => Failure::Invalid(marker),
+        (Some("compile"), _) | (None, "CompilationFailedConfig") => Failure::Compile(marker),
+        (Some("launch"), _) | (None, "RuntimeFailedConfig") => Failure::Launch(marker),
+        (Some("wrong_result"), _) => Failure::WrongResult(marker),
+        (Some("timeout"), _) => Failure::Timeout(Duration::ZERO),
+        (Some("invalid_cost"), _) => Failure::InvalidCost(marker),
+        _ => Failure::Other(marker),
+    })
 }
 
 /// The message for two cache entries that map to one configuration with different results.

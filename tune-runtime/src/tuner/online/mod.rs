@@ -300,9 +300,9 @@ impl<P: Clone + Send + 'static> fmt::Debug for Online<P> {
 
 impl<P: Clone + Send + 'static> Online<P> {
     /// An online tuner of the tunable `name` (as recorded in the log and database).
-    /// Defaults: the default technique, `hybrid` (seed 0): on the recorded spaces of
-    /// `bench/simulate/RESULTS.md` it comes closest to the optimum within 50 evaluations
-    /// (0.916 of it on average, MCMC, KTT's online technique, 0.877); settle after 50
+    /// Defaults: the default technique, `hybrid` (seed 0): on the 10 recorded spaces of
+    /// `bench/simulate/RESULTS.md` it reaches 0.919 of the optimum within 50 evaluations on
+    /// average (MCMC, KTT's online technique, 0.887); settle after 50
     /// configurations; 3 calls per
     /// configuration, 1 when its first is over twice the best; preparation on every core but
     /// one, with one configuration more in flight than threads; device `"cpu"`; no log, no
