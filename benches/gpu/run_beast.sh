@@ -29,6 +29,9 @@
 # about 4.5 minutes; it faulted: the staged output's local memory was sized short), `n`
 # (call m's AlexNet part with that fixed; about 3 minutes) and `l` (every VGG16 layer with
 # cuDNN; about 5 minutes).
+# Session 7 (an H200): `o` (VGG16 conv1_1 with TILES, KEXACT and STCS, cuDNN's conv1_1,
+# the copy and write bandwidths, the GPU tests through NVRTC and NVIDIA's OpenCL; about 4
+# minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -356,6 +359,42 @@ if wants n; then
     grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error|dnn_conv)"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-n-l1.log" "$OUT/alexnet-n.log" \
     "$OUT/cudnn-n.tsv" 2>&1 | tee "$OUT/table-n.md"
+fi
+if wants o; then
+  # Session 7, first call on an H200 (about 4 minutes): VGG16 conv1_1 with several pixel
+  # tiles per work-group (TILES), the last k step unpadded (KEXACT) and streaming stores
+  # (STCS) measured first, then the search (every parameter, the tap masks included);
+  # cuDNN's conv1_1 and the device's copy and write bandwidths in the same call; the GPU
+  # tests of the new parameters and of the tap masks through NVRTC and on NVIDIA's OpenCL
+  # (last: a failing launch there leaves that process's OpenCL unusable).
+  S6=BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=4,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-o.log"
+  echo "### GPU tests: pixel tiles and tap masks through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  for f in dnn_conv_pixel_tiles_are_right dnn_conv_tap_masks_are_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-o.log"
+  echo "### cuDNN through PyTorch (TF32 off): VGG16 conv1_1; copy (read + write) and write bandwidth"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill |
+    tee "$OUT/cudnn-o.tsv"
+  echo "### VGG16 conv1_1, batch 128: 400 evaluations or 100 s, the tuned one validated"
+  timeout 150 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 400 \
+    --seconds 100 --validate best \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32" \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32,MASK=1" \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32,MASK=1,UNR=0" \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1" \
+    --start "$S6,TILES=16,KEXACT=1,STCS=1,BK=32,MASK=1" \
+    --start "$S6,TILES=1,KEXACT=0,STCS=0" 2>&1 | tee "$OUT/vgg16-o.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-o.log" 2>&1
+  grep -E "c=3,h=224.*(TILES|KEXACT|STCS|MASK|BK|VB|VS|BN|BM|DB)\s" "$OUT/wins-o.log"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-o.log" "$OUT/cudnn-o.tsv" 2>&1 | tee "$OUT/table-o.md"
+  echo "### GPU tests on NVIDIA's OpenCL: the tap masks (32-bit offsets now) and pixel tiles"
+  for f in dnn_conv_tap_masks_are_right dnn_conv_pixel_tiles_are_right; do
+    [ -x "$B/opencl_test" ] && TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 60 bash $R "$B/opencl_test" \
+      --test-threads=1 $f 2>&1 | grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-o-opencl.log"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
