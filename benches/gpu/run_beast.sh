@@ -377,9 +377,9 @@ if wants o; then
   echo "### cuDNN through PyTorch (TF32 off): VGG16 conv1_1; copy (read + write) and write bandwidth"
   NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill |
     tee "$OUT/cudnn-o.tsv"
-  echo "### VGG16 conv1_1, batch 128: 400 evaluations or 100 s, the tuned one validated"
-  timeout 150 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 400 \
-    --seconds 100 --validate best \
+  echo "### VGG16 conv1_1, batch 128: 400 evaluations or 85 s, the tuned one validated"
+  timeout 125 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 400 \
+    --seconds 85 --validate best \
     --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32" \
     --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32,MASK=1" \
     --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32,MASK=1,UNR=0" \
@@ -392,7 +392,7 @@ if wants o; then
   python3 benches/gpu/beast_table.py "$OUT/vgg16-o.log" "$OUT/cudnn-o.tsv" 2>&1 | tee "$OUT/table-o.md"
   echo "### GPU tests on NVIDIA's OpenCL: the tap masks (32-bit offsets now) and pixel tiles"
   for f in dnn_conv_tap_masks_are_right dnn_conv_pixel_tiles_are_right; do
-    [ -x "$B/opencl_test" ] && TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 60 bash $R "$B/opencl_test" \
+    [ -x "$B/opencl_test" ] && TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 45 bash $R "$B/opencl_test" \
       --test-threads=1 $f 2>&1 | grep -E "^test |test result|panicked|note:|rror"
   done | tee "$OUT/tests-o-opencl.log"
 fi
