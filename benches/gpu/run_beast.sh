@@ -31,7 +31,8 @@
 # cuDNN; about 5 minutes).
 # Session 7 (an H200): `o` (VGG16 conv1_1 with TILES, KEXACT and STCS, cuDNN's conv1_1,
 # the copy and write bandwidths, the GPU tests through NVRTC and NVIDIA's OpenCL; about 4
-# minutes).
+# minutes), `p` (every VGG16 layer with cuDNN, conv1_1 from C11, call o's winner; about 4.5
+# minutes) and `q` (every AlexNet layer with cuDNN; about 2.5 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -350,7 +351,7 @@ if wants n; then
   echo "### AlexNet L1 forward, batch 128: 150 evaluations or 40 s, every evaluation validated"
   timeout 75 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 150 \
     --seconds 40 --start "$K_FWD" 2>&1 | tee "$OUT/alexnet-n-l1.log" |
-    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv)"
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv|start)"
   python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-n.log" 2>&1
   grep -E "c=3,.*(MASK|OSTAGE|VS)" "$OUT/wins-n.log"
   echo "### AlexNet L2-L5 forward, batch 128: 60 evaluations or 12 s per layer, every evaluation validated"
@@ -386,7 +387,7 @@ if wants o; then
     --start "$S6,TILES=8,KEXACT=1,STCS=1" \
     --start "$S6,TILES=16,KEXACT=1,STCS=1,BK=32,MASK=1" \
     --start "$S6,TILES=1,KEXACT=0,STCS=0" 2>&1 | tee "$OUT/vgg16-o.log" |
-    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv)"
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv|start)"
   python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-o.log" 2>&1
   grep -E "c=3,h=224.*(TILES|KEXACT|STCS|MASK|BK|VB|VS|BN|BM|DB)\s" "$OUT/wins-o.log"
   python3 benches/gpu/beast_table.py "$OUT/vgg16-o.log" "$OUT/cudnn-o.tsv" 2>&1 | tee "$OUT/table-o.md"
@@ -395,6 +396,39 @@ if wants o; then
     [ -x "$B/opencl_test" ] && TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 45 bash $R "$B/opencl_test" \
       --test-threads=1 $f 2>&1 | grep -E "^test |test result|panicked|note:|rror"
   done | tee "$OUT/tests-o-opencl.log"
+fi
+if wants p; then
+  # Session 7, second call (about 4.5 minutes): every VGG16 layer forward on the H200 at one
+  # commit, validated once (the tuned configuration against the reference kernel), cuDNN
+  # in the same call; conv1_1 with call o's winner measured first.
+  C11=${C11:-BM=64,BN=128,BK=32,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=4,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=8,KEXACT=1,STCS=1,MINB=2}
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-p.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py vgg16 copy fill | tee "$OUT/cudnn-p.tsv"
+  echo "### VGG16, batch 128: 60 evaluations or 14 s per layer, the tuned one validated"
+  timeout 270 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 60 --seconds 14 \
+    --validate best --start "$C11" 2>&1 | tee "$OUT/vgg16-p.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|start)"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-p.log" "$OUT/cudnn-p.tsv" 2>&1 | tee "$OUT/table-p.md"
+fi
+if wants q; then
+  # Session 7, third call (about 2.5 minutes): every AlexNet layer forward on the H200 at the
+  # commit of call p, every evaluation validated, cuDNN in the same call; L1 with session
+  # 6's winner measured first (the tap masks now keep 32-bit offsets).
+  N_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,TILES=1,KEXACT=0,STCS=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-q.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-q.tsv"
+  echo "### AlexNet L1 forward, batch 128: 150 evaluations or 40 s, every evaluation validated"
+  timeout 75 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 150 \
+    --seconds 40 --start "$N_FWD" 2>&1 | tee "$OUT/alexnet-q-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|start)"
+  echo "### AlexNet L2-L5 forward, batch 128: 60 evaluations or 12 s per layer, every evaluation validated"
+  timeout 90 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L2,L3,L4,L5 \
+    --evals 60 --seconds 12 2>&1 | tee "$OUT/alexnet-q.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-q.log" 2>&1
+  grep -E "c=3,h=224,w=224,k=64,r=11.*(MASK|OSTAGE|KEXACT|STCS)\s" "$OUT/wins-q.log"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-q-l1.log" "$OUT/alexnet-q.log" \
+    "$OUT/cudnn-q.tsv" 2>&1 | tee "$OUT/table-q.md"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
