@@ -401,8 +401,12 @@ if wants p; then
   # Session 7, second call (about 4.5 minutes): every VGG16 layer forward on the H200 at one
   # commit, validated once (the tuned configuration against the reference kernel), cuDNN
   # in the same call; conv1_1 with call o's winner measured first.
-  C11=${C11:-BM=64,BN=128,BK=32,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=4,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=8,KEXACT=1,STCS=1,MINB=2}
+  C11=${C11:-BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=1,TILES=16,KEXACT=1,STCS=0,MINB=2}
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-p.log"
+  echo "### GPU test: pixel tiles through NVRTC, every wrong configuration listed (call o: one)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 40 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_pixel_tiles_are_right 2>&1 | grep -E "^test |test result|wrong|short_|note:|rror" |
+    tee "$OUT/tests-p.log"
   NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py vgg16 copy fill | tee "$OUT/cudnn-p.tsv"
   echo "### VGG16, batch 128: 60 evaluations or 14 s per layer, the tuned one validated"
   timeout 270 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 60 --seconds 14 \
@@ -411,9 +415,10 @@ if wants p; then
   python3 benches/gpu/beast_table.py "$OUT/vgg16-p.log" "$OUT/cudnn-p.tsv" 2>&1 | tee "$OUT/table-p.md"
 fi
 if wants q; then
-  # Session 7, third call (about 2.5 minutes): every AlexNet layer forward on the H200 at the
+  # Session 7, third call (about 4 minutes): every AlexNet layer forward on the H200 at the
   # commit of call p, every evaluation validated, cuDNN in the same call; L1 with session
-  # 6's winner measured first (the tap masks now keep 32-bit offsets).
+  # 6's winner measured first (the tap masks now keep 32-bit offsets); then a profile of
+  # VGG16 conv1_1's winner.
   N_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,TILES=1,KEXACT=0,STCS=0,MINB=2
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-q.log"
   NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-q.tsv"
@@ -429,6 +434,23 @@ if wants q; then
   grep -E "c=3,h=224,w=224,k=64,r=11.*(MASK|OSTAGE|KEXACT|STCS)\s" "$OUT/wins-q.log"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-q-l1.log" "$OUT/alexnet-q.log" \
     "$OUT/cudnn-q.tsv" 2>&1 | tee "$OUT/table-q.md"
+  # Last (cut first if the call runs long): Nsight Compute on VGG16 conv1_1's winner of call
+  # o (C11), one launch, as the lead's profile of session 6's winner (what is left of the
+  # 60%: stall reasons, pipes, SASS counts).
+  C11=${C11:-BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=1,TILES=16,KEXACT=1,STCS=0,MINB=2}
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  echo "### Nsight Compute: VGG16 conv1_1, call o's winner"
+  mkdir -p "$OUT/prof"
+  timeout 150 bash $R $ncu --kernel-name dnn_conv --launch-count 1 --set full --import-source yes \
+    --clock-control none -f -o "$OUT/prof/conv1_1-q" bash -c "cd $PWD && $B/dnn_conv --backend cuda \
+    --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --start $C11" \
+    > "$OUT/prof/conv1_1-q-run.log" 2>&1
+  tail -3 "$OUT/prof/conv1_1-q-run.log"
+  $ncu --import "$OUT/prof/conv1_1-q.ncu-rep" --page details --print-details all > "$OUT/prof/conv1_1-q-details.txt" 2>&1
+  $ncu --import "$OUT/prof/conv1_1-q.ncu-rep" --page source --csv --print-source sass > "$OUT/prof/conv1_1-q-sass.csv" 2>&1 || true
+  grep -E "Duration|DRAM Throughput|Issue Slots Busy|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|Block Limit Reg|Stall|Selected" \
+    "$OUT/prof/conv1_1-q-details.txt" | head -40
+  (cd "$OUT" && tar czf profile-q.tgz prof && rm -rf prof)
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
