@@ -14,6 +14,9 @@
 //!    launches per sample;
 //! 5. Kernel Tuner's throughput case (kernels/kt_matmul.cu, n = 2048, 100 random
 //!    evaluations of 7 iterations each, no validation): evaluations per second.
+//!    `TUNE_EVALS` and `TUNE_SECONDS` set this part's budget: with `TUNE_EVALS` at the
+//!    space's size (1,280) random search measures every configuration, a brute force
+//!    (bench/simulate's H200 recording).
 //!
 //! NVRTC caches compilations within a process: compiling the same code again is almost free,
 //! even with another (unused) define. So part 3 runs first, after one untimed compilation
@@ -93,7 +96,7 @@ mod bench {
                     sgemm: vec![(1, 4096, budget(80, 35.0))],
                     pipeline: 8,
                     xgemm: budget(60, 8.0),
-                    kt: budget(100, 30.0),
+                    kt: Budget::from_env(100, 30.0),
                 }
             } else {
                 Plan {
@@ -102,7 +105,7 @@ mod bench {
                     sgemm: vec![(1, 4096, budget(160, 75.0)), (2, 8192, budget(64, 90.0))],
                     pipeline: 16,
                     xgemm: budget(200, 25.0),
-                    kt: budget(100, 60.0),
+                    kt: Budget::from_env(100, 60.0),
                 }
             }
         }

@@ -243,6 +243,64 @@ fn the_compile_cache_spares_a_second_run_nvrtc(_: Arc<Cuda>) {
     assert_eq!(compiles(), 0);
 }
 
+/// A `__constant__` array filled from the spec (Kernel Tuner's `cmem_args`; T1 files'
+/// `MemType: Constant`): every configuration reads the data, a kernel without the array and
+/// data larger than it fail with what is wrong.
+fn constant_arrays_are_filled_before_the_kernel_runs(cuda: Arc<Cuda>) {
+    const SRC: &str = r#"
+__constant__ float taps[8];
+extern "C" __global__ void weigh(float *y, const float *x, int n) {
+    int i = blockIdx.x * blockDim.x + threadIdx.x;
+    if (i < n) y[i] = x[i] * taps[i % 8];
+}
+"#;
+    let n = 4096;
+    let space = tune::SpaceBuilder::new()
+        .param(tune::Param::<usize>::values("LS", [64, 128, 256]))
+        .build()
+        .unwrap();
+    let taps: Vec<f32> = (1..=8).map(|v| v as f32).collect();
+    let spec = |source: &str, name: &str, data: Vec<f32>| {
+        let expected = taps.clone();
+        KernelSpec::new(source, "weigh")
+            .global(move |_| [n])
+            .local(|c| [c.get::<usize>(0)])
+            .buffer(BufferArg::zeros::<f32>(n).output())
+            .buffer(BufferArg::random::<f32>(n, 3))
+            .scalar(n as i32)
+            .constant(name, BufferArg::from_vec(data))
+            .reference(move |a| {
+                let x = a.buffer::<f32>(1)?;
+                let y: Vec<f32> = x
+                    .iter()
+                    .enumerate()
+                    .map(|(i, v)| v * expected[i % 8])
+                    .collect();
+                Ok(vec![y.into()])
+            })
+    };
+    let eval = KernelEvaluator::<Cuda>::new(cuda.clone(), &space, spec(SRC, "taps", taps.clone()))
+        .unwrap();
+    for c in space.iter() {
+        let p = eval.prepare(&space, &c).unwrap();
+        let m = eval.measure(&space, &c, p).unwrap();
+        assert!(m.validation.is_some(), "{c:?}");
+    }
+    let c = space.iter().next().unwrap();
+    let eval =
+        KernelEvaluator::<Cuda>::new(cuda.clone(), &space, spec(SRC, "weights", taps.clone()))
+            .unwrap();
+    match eval.prepare(&space, &c) {
+        Err(Failure::Compile(m)) => assert!(m.contains("no `__constant__` array `weights`"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+    let eval = KernelEvaluator::<Cuda>::new(cuda, &space, spec(SRC, "taps", vec![1.0; 9])).unwrap();
+    match eval.prepare(&space, &c) {
+        Err(Failure::Other(m)) => assert!(m.contains("36 bytes do not fit"), "{m}"),
+        other => panic!("{:?}", other.map(|_| ())),
+    }
+}
+
 fn main() -> ExitCode {
     let mut suite = harness::Suite::new();
     suite.device(
@@ -251,7 +309,7 @@ fn main() -> ExitCode {
         missing_cuda_is_backend_unavailable,
     );
     let gpu = probe();
-    let tests: [harness::DeviceTest<Arc<Cuda>>; 7] = [
+    let tests: [harness::DeviceTest<Arc<Cuda>>; 8] = [
         (
             "saxpy_measures_and_validates_on_the_gpu",
             saxpy_measures_and_validates_on_the_gpu,
@@ -279,6 +337,10 @@ fn main() -> ExitCode {
         (
             "the_compile_cache_spares_a_second_run_nvrtc",
             the_compile_cache_spares_a_second_run_nvrtc,
+        ),
+        (
+            "constant_arrays_are_filled_before_the_kernel_runs",
+            constant_arrays_are_filled_before_the_kernel_runs,
         ),
     ];
     for (name, f) in tests

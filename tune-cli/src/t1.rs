@@ -25,10 +25,12 @@ pub struct RunArgs {
     /// The search technique (tune's or Kernel Tuner's names; default: the file's Search, else tune's default).
     #[arg(long)]
     pub technique: Option<String>,
-    /// Stop after this many evaluations (default: the file's Budget, else the whole space).
+    /// Stop after this many evaluations (default: the file's Budget, else the whole space;
+    /// with --resume the log's evaluations count).
     #[arg(long, value_name = "N")]
     pub budget: Option<u64>,
-    /// Stop after this many seconds.
+    /// Stop after this many seconds of tuning (with --resume the log's time counts: a run
+    /// resumed after 300 s with --time 400 tunes for 100 s more).
     #[arg(long, value_name = "SECONDS")]
     pub time: Option<f64>,
     /// The seed of the technique and of random inputs.

@@ -137,7 +137,8 @@ fn ratio(num: f64, den: f64) -> f64 {
 }
 
 /// Stop after this much time: wall time, or the simulated clock in simulation mode (where
-/// the evaluator charges each evaluation's recorded time).
+/// the evaluator charges each evaluation's recorded time). A resumed run starts its clock
+/// where its log ends, so the limit is for the whole tuning, as an evaluation budget is.
 #[derive(Clone, Copy, Debug, PartialEq)]
 pub struct Elapsed(pub Duration);
 

@@ -336,6 +336,26 @@ pub trait Backend: Send + Sync + 'static {
     /// Copies the start of `buffer` into `out` and waits until it is there.
     fn read(&self, buffer: &Self::Buffer, out: &mut [u8]) -> Result<()>;
 
+    /// Fills module-scope constant arrays of the compiled `kernel` (`__constant__` in CUDA),
+    /// `(name, bytes)` each, now and whenever the kernel is loaded again. The default has no
+    /// such symbols: an error naming them (OpenCL passes constant memory as an argument).
+    fn set_constants(
+        &self,
+        _kernel: &Self::Kernel,
+        constants: &[(String, Vec<u8>)],
+    ) -> Result<(), Failure> {
+        if constants.is_empty() {
+            return Ok(());
+        }
+        let names: Vec<&str> = constants.iter().map(|(n, _)| n.as_str()).collect();
+        Err(Failure::Other(format!(
+            "the {} backend cannot fill module-scope constant memory ({}); pass the data as a \
+             kernel argument instead",
+            self.device().backend,
+            names.join(", ")
+        )))
+    }
+
     /// Launches `kernel` once with `args` (in the kernel's parameter order), waits for it and
     /// returns its run time measured on the device (profiling events, CUDA events).
     /// Failures are [`Failure::Launch`].

@@ -60,6 +60,8 @@ pub struct KernelEvaluator<B: Backend> {
     /// Every buffer's initial contents as bytes, converted once: they are uploaded again
     /// before every configuration.
     initial: Vec<Vec<u8>>,
+    /// The `__constant__` arrays' contents as bytes, filled into every compiled kernel.
+    constants: Vec<(String, Vec<u8>)>,
     /// Where outputs are read back to, reused from one configuration to the next (tens of
     /// megabytes for a large output: allocating them anew costs page faults every time).
     readback: Mutex<Vec<Vec<u8>>>,
@@ -147,12 +149,18 @@ impl<B: Backend> KernelEvaluator<B> {
                 initial.push(bytes);
             }
         }
+        let constants = spec
+            .constants
+            .iter()
+            .map(|(n, b)| (n.clone(), b.data.to_bytes()))
+            .collect();
         let mut ev = KernelEvaluator {
             source_hash: hash_str(&spec.source),
             backend,
             spec,
             buffers: Mutex::new(buffers),
             initial,
+            constants,
             readback: Mutex::new(Vec::new()),
             expected: None,
             cache: Mutex::new(HashMap::new()),
@@ -312,6 +320,11 @@ impl<B: Backend> KernelEvaluator<B> {
                 options: &options,
             })
             .map_err(fail)?;
+        if r.source.is_none() {
+            self.backend
+                .set_constants(&kernel, &self.constants)
+                .map_err(fail)?;
+        }
         let needs_config = || {
             Error::KernelSpec(
                 "the reference kernel needs a configuration for its sizes or arguments; \
@@ -664,6 +677,7 @@ impl<B: Backend> Evaluator for KernelEvaluator<B> {
                     }
                     Some(limit) => self.compile_within(limit, &defines, slot)?,
                 });
+                self.backend.set_constants(&k, &self.constants)?;
                 let dt = t.elapsed();
                 if self.spec.cache_capacity > 0 {
                     if let Ok(mut c) = self.cache.lock() {

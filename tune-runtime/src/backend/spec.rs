@@ -59,6 +59,7 @@ pub struct KernelSpec {
     pub(super) dynamic_local: Option<ConfigFn<usize>>,
     pub(super) static_local: Option<ConfigFn<usize>>,
     pub(super) args: Vec<ArgSpec>,
+    pub(super) constants: Vec<(String, BufferArg)>,
     pub(super) warmups: usize,
     pub(super) repetitions: usize,
     pub(super) launches_per_sample: usize,
@@ -74,12 +75,16 @@ pub struct KernelSpec {
 
 impl fmt::Debug for KernelSpec {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
-        f.debug_struct("KernelSpec")
-            .field("name", &self.name)
+        let mut d = f.debug_struct("KernelSpec");
+        d.field("name", &self.name)
             .field("defines", &self.defines)
             .field("options", &self.options)
-            .field("args", &self.args)
-            .field("warmups", &self.warmups)
+            .field("args", &self.args);
+        if !self.constants.is_empty() {
+            let names: Vec<&String> = self.constants.iter().map(|(n, _)| n).collect();
+            d.field("constants", &names);
+        }
+        d.field("warmups", &self.warmups)
             .field("repetitions", &self.repetitions)
             .field("launches_per_sample", &self.launches_per_sample)
             .field("tolerance", &self.tolerance)
@@ -102,6 +107,7 @@ impl KernelSpec {
             dynamic_local: None,
             static_local: None,
             args: Vec::new(),
+            constants: Vec::new(),
             warmups: 1,
             repetitions: 5,
             launches_per_sample: 1,
@@ -219,6 +225,14 @@ impl KernelSpec {
         f: impl Fn(&Config) -> usize + Send + Sync + 'static,
     ) -> Self {
         self.static_local = Some(Arc::new(f));
+        self
+    }
+    /// Fills the module-scope `__constant__` array `name` with `data` before the kernel
+    /// runs (CUDA: Kernel Tuner's `cmem_args`). The data must fit the array; a backend
+    /// without such symbols (OpenCL, where constant memory is a kernel argument) fails the
+    /// configuration saying so.
+    pub fn constant(mut self, name: impl Into<String>, data: BufferArg) -> Self {
+        self.constants.push((name.into(), data));
         self
     }
     /// The next argument: a buffer.

@@ -761,3 +761,33 @@ fn a_wrong_tail_of_a_large_output_is_caught_after_a_right_configuration() {
         assert!(eval(&ev, &s, &right).is_ok());
     }
 }
+
+/// `__constant__` arrays reach the backend after compiling; a backend without them (the
+/// default: OpenCL's constant memory is an argument) fails the configuration saying which,
+/// every time (the kernel is not cached half-ready).
+#[test]
+fn constants_a_backend_cannot_fill_fail_the_configuration() {
+    let s = space();
+    let ev = KernelEvaluator::<Fake>::new(
+        Fake::new(),
+        &s,
+        spec().constant("taps", BufferArg::from_vec(vec![1.0f32; 4])),
+    )
+    .unwrap();
+    let c = find(&s, 1, 16);
+    for _ in 0..2 {
+        match ev.prepare(&s, &c) {
+            Err(Failure::Other(m)) => assert!(
+                m.contains("cannot fill module-scope constant memory (taps)"),
+                "{m}"
+            ),
+            other => panic!("{:?}", other.map(|_| ())),
+        }
+    }
+    assert!(
+        format!("{:?}", spec().constant("taps", BufferArg::zeros::<f32>(1)))
+            .contains("constants: [\"taps\"]")
+    );
+    // Without constants nothing changes.
+    assert!(!format!("{:?}", spec()).contains("constants"));
+}

@@ -57,6 +57,9 @@ enum ArgPlan {
         len: usize,
         fill: Fill,
         output: bool,
+        /// CUDA: the `__constant__` array of the argument's name, filled with the same data
+        /// (Kernel Tuner passes a `Constant` argument both ways).
+        symbol: Option<String>,
     },
     Scalar {
         elem: String,
@@ -173,9 +176,10 @@ impl T1 {
                     format!("{what}: type `{}` is not supported; use float, double, int32, uint32, int64, uint64, int8, uint8, int16 or uint16", a.kind),
                 )
             })?;
-            if a.mem_type.as_deref() == Some("Constant") {
+            let constant = a.mem_type.as_deref() == Some("Constant");
+            if constant && language == Language::OpenCl {
                 warnings.push(format!(
-                    "{what} is constant memory: it is passed as an ordinary buffer argument; a `__constant__` symbol of that name is not filled"
+                    "{what} is constant memory: on OpenCL it is the kernel's `__constant` argument, passed as an ordinary buffer"
                 ));
             }
             match a.memory_type.as_str() {
@@ -216,6 +220,7 @@ impl T1 {
                         len,
                         fill,
                         output,
+                        symbol: (constant && language == Language::Cuda).then(|| a.name.clone()),
                     });
                 }
                 "Scalar" => args.push(ArgPlan::Scalar {
@@ -386,6 +391,7 @@ impl T1Kernel {
                     len,
                     fill,
                     output,
+                    symbol,
                 } => {
                     let s = seed.wrapping_add(i as u64);
                     macro_rules! vector {
@@ -397,6 +403,9 @@ impl T1Kernel {
                         };
                     }
                     let b = by_elem!(elem.as_str(), vector);
+                    if let Some(name) = symbol {
+                        spec = spec.constant(name.clone(), b.clone());
+                    }
                     spec.buffer(if *output { b.output() } else { b })
                 }
                 ArgPlan::Scalar { elem, value } => {

@@ -232,6 +232,55 @@ fn kernel_launch_follows_kernel_tuner() {
     assert!(spec.contains("block_size_y"), "{spec}");
 }
 
+/// A `Constant` argument is, as in Kernel Tuner, both a kernel argument and (CUDA) the data
+/// of the `__constant__` array of its name; on OpenCL it is the `__constant` argument only.
+#[test]
+fn constant_memory_arguments_fill_the_array_of_their_name_on_cuda() {
+    let dir = tempfile::tempdir().unwrap();
+    std::fs::write(
+        dir.path().join("k.cu"),
+        "__global__ void k(float* a, float* d_taps) {}",
+    )
+    .unwrap();
+    std::fs::write(
+        dir.path().join("k.cl"),
+        "__kernel void k(__global float* a, __constant float* d_taps) {}",
+    )
+    .unwrap();
+    for (language, file) in [("CUDA", "k.cu"), ("OpenCL", "k.cl")] {
+        let path = dir.path().join("k.json");
+        let text = format!(
+            r#"{{"ConfigurationSpace": {{"TuningParameters": [
+                {{"Name": "block_size_x", "Type": "int", "Values": "[32, 64]"}}], "Conditions": []}},
+              "KernelSpecification": {{"Language": "{language}", "KernelName": "k", "KernelFile": "{file}",
+                "ProblemSize": [64],
+                "Arguments": [
+                  {{"Name": "a", "Type": "float", "MemoryType": "Vector", "Size": 64, "Output": 1}},
+                  {{"Name": "d_taps", "Type": "float", "MemoryType": "Vector", "MemType": "Constant",
+                   "FillType": "Random", "Size": 9}}]}}}}"#
+        );
+        std::fs::write(&path, text).unwrap();
+        let t1 = T1::read(&path).unwrap();
+        let s = t1.space().unwrap();
+        let k = t1.kernel(&s).unwrap();
+        let spec = format!("{:?}", k.spec(&s, 0));
+        assert!(spec.contains("Buffer(9 x float)"), "{spec}");
+        if language == "CUDA" {
+            assert!(spec.contains("constants: [\"d_taps\"]"), "{spec}");
+            assert!(k.warnings.is_empty(), "{:?}", k.warnings);
+        } else {
+            assert!(!spec.contains("constants"), "{spec}");
+            assert!(
+                k.warnings
+                    .iter()
+                    .any(|w| w.contains("`__constant` argument")),
+                "{:?}",
+                k.warnings
+            );
+        }
+    }
+}
+
 #[test]
 fn missing_kernel_files_and_languages_are_clear() {
     let t = t1(r#"{"ConfigurationSpace": {"TuningParameters": []},

@@ -281,6 +281,33 @@ fn simulated_time_drives_duration_budgets() {
     assert_eq!(r.records[4].elapsed_s, 5.0);
 }
 
+/// A time limit is for the whole tuning, as an evaluation budget is: a run resumed from a
+/// log that already took 5 s of a 7 s limit tunes for 2 s more (`tune run --time`).
+#[test]
+fn a_resumed_run_counts_the_logs_time() {
+    let dir = tempfile::tempdir().unwrap();
+    let log = dir.path().join("log.jsonl");
+    let tuner = |limit: u64, resume: bool| {
+        Tuner::new(space(), Simulated)
+            .technique(Shuffled::default())
+            .seed(3)
+            .abort(Elapsed(Duration::from_secs(limit)))
+            .log(&log)
+            .resume(resume)
+            .remeasure(Remeasure::off())
+            .progress(false)
+            .run()
+            .unwrap()
+    };
+    assert_eq!(tuner(5, false).evaluations, 5);
+    let r = tuner(7, true);
+    assert_eq!((r.resumed, r.evaluations), (5, 7));
+    assert_eq!(r.elapsed, Duration::from_secs(7));
+    // Past its limit already, a resumed run measures nothing new.
+    let r = tuner(6, true);
+    assert_eq!((r.resumed, r.evaluations), (7, 7));
+}
+
 #[test]
 fn resume_after_a_kill_does_not_measure_again() {
     let dir = tempfile::tempdir().unwrap();

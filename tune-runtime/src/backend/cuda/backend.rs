@@ -8,7 +8,9 @@ use std::time::Duration;
 use cudarc::driver::sys::{
     CUevent_flags, CUfunction_attribute as FnAttr, CUgraphInstantiate_flags, CUstreamCaptureMode,
 };
-use cudarc::driver::{CudaContext, CudaFunction, CudaSlice, CudaStream, DevicePtr, DriverError};
+use cudarc::driver::{
+    CudaContext, CudaFunction, CudaModule, CudaSlice, CudaStream, DevicePtr, DriverError,
+};
 use cudarc::nvrtc::Ptx;
 
 use super::compile::{self, Arch, Compiled};
@@ -53,8 +55,15 @@ pub struct CudaKernel {
     compiled: Compiled,
     name: String,
     attrs: KernelAttributes,
-    loaded: Mutex<Option<(u64, CudaFunction)>>,
+    /// The function as loaded in the context of that generation, with its module (where
+    /// its `__constant__` arrays live).
+    loaded: Mutex<Option<Loaded>>,
+    /// `__constant__` arrays to fill whenever the module is loaded ([`Backend::set_constants`]).
+    constants: Mutex<Vec<(String, Vec<u8>)>>,
 }
+
+/// A kernel's module loaded in the context of one generation.
+type Loaded = (u64, Arc<CudaModule>, CudaFunction);
 
 impl CudaKernel {
     /// NVRTC's output (image, architecture, log, compile seconds).
@@ -320,7 +329,7 @@ impl Cuda {
         ctx: &Arc<CudaContext>,
         compiled: &Compiled,
         name: &str,
-    ) -> Result<CudaFunction, Failure> {
+    ) -> Result<(Arc<CudaModule>, CudaFunction), Failure> {
         let ptx = if compiled.arch.cubin {
             Ptx::from_binary(compiled.image.clone())
         } else {
@@ -329,11 +338,41 @@ impl Cuda {
         let module = ctx
             .load_module(ptx)
             .map_err(|e| Failure::Compile(format!("loading the module failed: {e:?}")))?;
-        module.load_function(name).map_err(|e| {
+        let f = module.load_function(name).map_err(|e| {
             Failure::Compile(format!(
                 "no kernel `{name}` in the module ({e:?}); declare it `extern \"C\" __global__`"
             ))
-        })
+        })?;
+        Ok((module, f))
+    }
+
+    /// Copies each `(name, bytes)` into the module's `__constant__` array of that name.
+    fn fill(
+        module: &Arc<CudaModule>,
+        stream: &Arc<CudaStream>,
+        constants: &[(String, Vec<u8>)],
+    ) -> Result<(), Failure> {
+        for (name, bytes) in constants {
+            let mut symbol = module.get_global(name, stream).map_err(|e| {
+                Failure::Compile(format!(
+                    "no `__constant__` array `{name}` in the module ({e:?}); declare it at \
+                     file scope, `extern \"C\"` if the source is C++"
+                ))
+            })?;
+            if bytes.len() > symbol.len() {
+                return Err(Failure::Other(format!(
+                    "{} bytes do not fit the `__constant__` array `{name}` ({} bytes)",
+                    bytes.len(),
+                    symbol.len()
+                )));
+            }
+            let mut view = symbol.slice_mut(0..bytes.len());
+            stream
+                .memcpy_htod(bytes.as_slice(), &mut view)
+                .and_then(|()| stream.synchronize())
+                .map_err(|e| drv("filling a `__constant__` array", e))?;
+        }
+        Ok(())
     }
 
     fn function(&self, st: &State, kernel: &CudaKernel) -> Result<CudaFunction, Failure> {
@@ -341,13 +380,19 @@ impl Cuda {
             .loaded
             .lock()
             .map_err(|_| Failure::Other("kernel lock poisoned".into()))?;
-        if let Some((gen, f)) = loaded.as_ref() {
+        if let Some((gen, _, f)) = loaded.as_ref() {
             if *gen == st.generation {
                 return Ok(f.clone());
             }
         }
-        let f = Self::load(st.dev.ctx(), &kernel.compiled, &kernel.name)?;
-        *loaded = Some((st.generation, f.clone()));
+        let (module, f) = Self::load(st.dev.ctx(), &kernel.compiled, &kernel.name)?;
+        // A module loaded again (in a rebuilt context) starts with its constants unset.
+        let constants = kernel
+            .constants
+            .lock()
+            .map_err(|_| Failure::Other("kernel lock poisoned".into()))?;
+        Self::fill(&module, st.dev.strm(), &constants)?;
+        *loaded = Some((st.generation, module, f.clone()));
         Ok(f)
     }
 
@@ -430,7 +475,7 @@ impl Backend for Cuda {
             .lock()
             .map(|c| c.clone())
             .map_err(|_| Failure::Other("context lock poisoned".into()))?;
-        let func = Self::load(&ctx, &compiled, request.kernel)?;
+        let (module, func) = Self::load(&ctx, &compiled, request.kernel)?;
         let a = |attr| {
             func.get_attribute(attr)
                 .map(|v| v.max(0) as u32)
@@ -446,8 +491,30 @@ impl Backend for Cuda {
             compiled,
             name: request.kernel.to_owned(),
             attrs,
-            loaded: Mutex::new(Some((gen, func))),
+            loaded: Mutex::new(Some((gen, module, func))),
+            constants: Mutex::new(Vec::new()),
         })
+    }
+
+    fn set_constants(
+        &self,
+        kernel: &CudaKernel,
+        constants: &[(String, Vec<u8>)],
+    ) -> Result<(), Failure> {
+        if constants.is_empty() {
+            return Ok(());
+        }
+        let poisoned = || Failure::Other("kernel lock poisoned".into());
+        *kernel.constants.lock().map_err(|_| poisoned())? = constants.to_vec();
+        let st = self.lock()?;
+        let loaded = kernel.loaded.lock().map_err(|_| poisoned())?;
+        match loaded.as_ref() {
+            // Loaded in this context: fill it now. Otherwise loading it fills it.
+            Some((gen, module, _)) if *gen == st.generation => {
+                Self::fill(module, st.dev.strm(), constants)
+            }
+            _ => Ok(()),
+        }
     }
 
     fn kernel_limits(&self, kernel: &CudaKernel) -> KernelLimits {
@@ -469,7 +536,7 @@ impl Backend for Cuda {
         work_group_size: usize,
         dynamic_local_bytes: usize,
     ) -> Option<Occupancy> {
-        let func = kernel.loaded.lock().ok()?.as_ref()?.1.clone();
+        let func = kernel.loaded.lock().ok()?.as_ref()?.2.clone();
         let block = u32::try_from(work_group_size).ok()?;
         let total = dynamic_local_bytes + kernel.attrs.static_shared_bytes as usize;
         if total > self.props.max_shared_per_block as usize {

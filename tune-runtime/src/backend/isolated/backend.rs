@@ -503,6 +503,21 @@ impl Backend for Isolated {
         }
     }
 
+    fn set_constants(
+        &self,
+        _kernel: &IsolatedKernel,
+        constants: &[(String, Vec<u8>)],
+    ) -> Result<(), Failure> {
+        if constants.is_empty() {
+            return Ok(());
+        }
+        Err(Failure::Other(
+            "an isolated backend does not pass `__constant__` arrays to its worker yet; \
+             use the backend in process for kernels that need them"
+                .into(),
+        ))
+    }
+
     fn launch(
         &self,
         kernel: &IsolatedKernel,
