@@ -449,10 +449,26 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         let patch = |c: &tune::Config| c.get::<usize>(slot::PATCH);
         let patches = starts.iter().filter(|c| patch(c) > 0).count();
         assert_eq!(patches > 0, narrow, "{}", layer.name);
+        // The short reductions' starts (TILES, KEXACT, STCS), each with the last k step
+        // unpadded: all 7 on VGG16 conv1_1, on AlexNet L1 (3025 tiles of 128 pixels: no
+        // TILES of 4 or 8 divides them) the one with a single tile.
+        let exact = |c: &&tune::Config| c.get::<usize>(slot::KEXACT) == 1;
+        let tiled = starts.iter().filter(exact).count();
+        let expected = match layer.name {
+            "conv1_1" => 7,
+            "L1" => 1,
+            _ => 0,
+        };
+        assert_eq!(tiled, expected, "{}", layer.name);
+        if layer.name == "conv1_1" {
+            assert!(starts.iter().any(|c| c.get::<usize>(slot::TILES) == 8
+                && c.get::<usize>(slot::BK) == 32
+                && c.get::<usize>(slot::STCS) == 1));
+        }
         // And the gather checked by tap masks (MASK), 4 starts, 2 with the output staged.
         let masks = starts
             .iter()
-            .filter(|c| c.get::<usize>(slot::MASK) == 1)
+            .filter(|c| c.get::<usize>(slot::MASK) == 1 && !exact(c))
             .count();
         if narrow {
             assert!(starts.iter().any(|c| patch(c) == 1), "{}", layer.name);
@@ -469,7 +485,8 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
                 + usize::from(ninety_six)
                 + 2 * usize::from(narrow)
                 + patches
-                + masks,
+                + masks
+                + tiled,
             "{}",
             layer.name
         );
@@ -494,7 +511,7 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
             .filter(|&k| k > 1)
             .collect();
         assert_eq!(split.len(), splits, "{}", layer.name);
-        let unmasked = &starts[..starts.len() - masks];
+        let unmasked = &starts[..starts.len() - masks - tiled];
         if ninety_six {
             assert_eq!(unmasked[unmasked.len() - 2].get::<usize>(slot::BM), 96);
         }
@@ -810,4 +827,77 @@ fn dnn_conv_staged_output_fits_its_local_memory() {
     v[slot::MASK] = 0;
     v[slot::PATCH] = 16;
     assert!(derived(&v, &l1).local_bytes >= 4 * 64 * (128 + 1));
+}
+
+/// The short reductions' parameters (TILES, KEXACT and, on CUDA, STCS) are offered on the
+/// 3-channel layers and where C*R*S is at most two k steps of 32, nowhere else (each other
+/// layer keeps its space); the tap masks are offered on both backends (their table holds
+/// 32-bit offsets, 8 bytes an entry); several tiles per work-group only unsplit, unstaged,
+/// with the output from registers and a whole number of them per work-group.
+#[test]
+fn dnn_conv_short_reductions_have_pixel_tiles_and_masks_on_both_backends() {
+    use common::beast::SMALL;
+    use common::cases::dnn_conv::slot;
+    use common::cases::dnn_conv::{cartesian, derived, space, Layer, Levels, ALEXNET, VGG16};
+    let (cuda, opencl) = (Language::Cuda, Language::OpenCl);
+    // conv1_1 against conv1_2 (64 channels): PATCH 5 x OSTAGE 2 x MASK 2 x TILES 5 x
+    // KEXACT 2 (x STCS 2 on CUDA).
+    let ratio = |lang, a: &Layer, b: &Layer| cartesian(lang, a) / cartesian(lang, b);
+    assert_eq!(ratio(cuda, &VGG16[0], &VGG16[1]), 5 * 2 * 2 * 5 * 2 * 2);
+    assert_eq!(ratio(opencl, &VGG16[0], &VGG16[1]), 5 * 2 * 2 * 5 * 2);
+    assert_eq!(ratio(opencl, &ALEXNET[0], &ALEXNET[1]), 5 * 2 * 2 * 5 * 2);
+    // 16 channels of 1 x 1: a reduction of 16, channels innermost possible, no patch.
+    let pointwise = Layer {
+        r: 1,
+        s: 1,
+        ph: 0,
+        pw: 0,
+        ..VGG16[1]
+    };
+    let pointwise = Layer { c: 16, ..pointwise };
+    assert_eq!(ratio(cuda, &pointwise, &VGG16[1]), 5 * 2 * 2);
+    for layer in ALEXNET[1..].iter().chain(&VGG16[2..]) {
+        assert_eq!(
+            cartesian(cuda, layer),
+            cartesian(cuda, &VGG16[1]),
+            "{}",
+            layer.name
+        );
+    }
+    // MASK's table: an offset and the tap bits per reduction index (4 more bytes than PRE's).
+    let mut v = vec![0; slot::MINB];
+    for (s, x) in [
+        (slot::BM, 64),
+        (slot::BN, 128),
+        (slot::BK, 16),
+        (slot::MDIM, 8),
+        (slot::NDIM, 16),
+        (slot::VS, 4),
+        (slot::VA, 4),
+        (slot::VB, 4),
+        (slot::I32, 1),
+        (slot::PRE, 1),
+        (slot::SPLITK, 1),
+    ] {
+        v[s] = x;
+    }
+    let plain = derived(&v, &VGG16[0]).local_bytes;
+    v[slot::MASK] = 1;
+    assert_eq!(derived(&v, &VGG16[0]).local_bytes, plain + 4 * 32);
+    // The constraints on TILES, in the software-level space of the small 3-channel layer.
+    let s1 = SMALL[0];
+    let sw = space(&s1, &on(opencl), Levels::Software).unwrap();
+    let mut tiled = 0;
+    for c in spread(&sw, 20_000) {
+        let t = c.get::<usize>(slot::TILES);
+        if t > 1 {
+            tiled += 1;
+            assert_eq!(c.get::<usize>(slot::SPLITK), 1);
+            assert_eq!(c.get::<usize>(slot::PATCH), 0);
+            assert_eq!(c.get::<usize>(slot::OSTAGE), 0);
+            assert_eq!((s1.npq() / c.get::<usize>(slot::BN)) % t, 0);
+        }
+    }
+    assert!(tiled > 0);
+    assert!(spread(&sw, 20_000).any(|c| c.get::<usize>(slot::MASK) == 1));
 }

@@ -12,7 +12,8 @@ import collections
 import json
 import sys
 
-PARAMS = ["SPLITK", "BM", "BN", "BK", "VS", "FLAYOUT", "VA", "VB", "LCOLS", "PATCH", "OSTAGE", "MASK"]
+PARAMS = ["SPLITK", "BM", "BN", "BK", "VS", "FLAYOUT", "VA", "VB", "LCOLS", "PATCH", "OSTAGE", "MASK",
+          "TILES", "KEXACT", "STCS", "DB", "MINB"]
 
 
 def main():

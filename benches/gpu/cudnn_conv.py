@@ -4,6 +4,7 @@ warm-ups first, the median of the samples. TF32 off (fp32 FFMA, as the tuned ker
 cudnn.benchmark on, so cuDNN picks its fastest algorithm for each shape first.
 
     python3 benches/gpu/cudnn_conv.py alexnet vgg16 alexnet-bwd-data alexnet-bwd-filter copy > cudnn.tsv
+    python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill   # one layer, both bandwidths
 
 Prints one `CUDNN<TAB>net<TAB>layer<TAB>ms<TAB>TFLOP/s` line per layer. `NET-bwd-data`:
 cuDNN's backward-data (the input's gradient, torch.nn.grad.conv2d_input) of NET's
@@ -12,7 +13,9 @@ stride-1 layers, which examples/dnn_conv.rs `--pass backward-data` tunes;
 torch.nn.grad.conv2d_weight) of every layer of NET. `copy`: the device's copy bandwidth
 (a device-to-device copy of VGG16 conv1_1's 1.64 GB output, read and written), one
 `COPY<TAB>bytes<TAB>ms<TAB>GB/s` line, for the memory roofline of the layers that move
-more bytes than they compute.
+more bytes than they compute. `fill`: the device's write bandwidth (VGG16 conv1_1's output
+overwritten with zeros, only written), one `FILL<TAB>bytes<TAB>ms<TAB>GB/s` line: conv1_1
+writes 1.64 GB and reads 77 MB. `NET:LAYER,LAYER`: only those layers of NET.
 """
 import sys
 
@@ -86,6 +89,15 @@ def copy_bandwidth():
     return moved, ms, moved / (ms * 1e-3) / 1e9
 
 
+def fill_bandwidth():
+    """Bytes written by zeroing VGG16 conv1_1's output, ms, GB/s."""
+    n = 128 * 64 * 224 * 224
+    dst = torch.empty(n, device="cuda")
+    ms = time_call(lambda: dst.zero_(), samples=7, per_sample=5)
+    moved = 1.0 * n * 4
+    return moved, ms, moved / (ms * 1e-3) / 1e9
+
+
 def main():
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
@@ -97,8 +109,15 @@ def main():
             moved, ms, gbs = copy_bandwidth()
             print(f"COPY\t{moved:.0f}\t{ms:.6f}\t{gbs:.1f}", flush=True)
             continue
+        if net == "fill":
+            moved, ms, gbs = fill_bandwidth()
+            print(f"FILL\t{moved:.0f}\t{ms:.6f}\t{gbs:.1f}", flush=True)
+            continue
+        net, _, only = net.partition(":")
         base, _, bwd = net.partition("-bwd-")
         for name, *shape in NETS[base]:
+            if only and name not in only.split(","):
+                continue
             if bwd == "data" and shape[4] != 1:
                 continue  # strided: a transposed convolution, not tuned here
             ms, tflops = time_layer(*shape, bwd=bwd or None)

@@ -29,6 +29,10 @@
 # about 4.5 minutes; it faulted: the staged output's local memory was sized short), `n`
 # (call m's AlexNet part with that fixed; about 3 minutes) and `l` (every VGG16 layer with
 # cuDNN; about 5 minutes).
+# Session 7 (an H200): `o` (VGG16 conv1_1 with TILES, KEXACT and STCS, cuDNN's conv1_1,
+# the copy and write bandwidths, the GPU tests through NVRTC and NVIDIA's OpenCL; about 4
+# minutes), `p` (every VGG16 layer with cuDNN, conv1_1 from C11, call o's winner; about 4.5
+# minutes) and `q` (every AlexNet layer with cuDNN; about 2.5 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -347,7 +351,7 @@ if wants n; then
   echo "### AlexNet L1 forward, batch 128: 150 evaluations or 40 s, every evaluation validated"
   timeout 75 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 150 \
     --seconds 40 --start "$K_FWD" 2>&1 | tee "$OUT/alexnet-n-l1.log" |
-    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv)"
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv|start)"
   python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-n.log" 2>&1
   grep -E "c=3,.*(MASK|OSTAGE|VS)" "$OUT/wins-n.log"
   echo "### AlexNet L2-L5 forward, batch 128: 60 evaluations or 12 s per layer, every evaluation validated"
@@ -356,6 +360,97 @@ if wants n; then
     grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error|dnn_conv)"
   python3 benches/gpu/beast_table.py "$OUT/alexnet-n-l1.log" "$OUT/alexnet-n.log" \
     "$OUT/cudnn-n.tsv" 2>&1 | tee "$OUT/table-n.md"
+fi
+if wants o; then
+  # Session 7, first call on an H200 (about 4 minutes): VGG16 conv1_1 with several pixel
+  # tiles per work-group (TILES), the last k step unpadded (KEXACT) and streaming stores
+  # (STCS) measured first, then the search (every parameter, the tap masks included);
+  # cuDNN's conv1_1 and the device's copy and write bandwidths in the same call; the GPU
+  # tests of the new parameters and of the tap masks through NVRTC and on NVIDIA's OpenCL
+  # (last: a failing launch there leaves that process's OpenCL unusable).
+  S6=BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=4,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-o.log"
+  echo "### GPU tests: pixel tiles and tap masks through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  for f in dnn_conv_pixel_tiles_are_right dnn_conv_tap_masks_are_right; do
+    [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 45 bash $R "$B/cuda_test" --test-threads=1 $f 2>&1 |
+      grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-o.log"
+  echo "### cuDNN through PyTorch (TF32 off): VGG16 conv1_1; copy (read + write) and write bandwidth"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill |
+    tee "$OUT/cudnn-o.tsv"
+  echo "### VGG16 conv1_1, batch 128: 400 evaluations or 85 s, the tuned one validated"
+  timeout 125 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 400 \
+    --seconds 85 --validate best \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32" \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32,MASK=1" \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1,BK=32,MASK=1,UNR=0" \
+    --start "$S6,TILES=8,KEXACT=1,STCS=1" \
+    --start "$S6,TILES=16,KEXACT=1,STCS=1,BK=32,MASK=1" \
+    --start "$S6,TILES=1,KEXACT=0,STCS=0" 2>&1 | tee "$OUT/vgg16-o.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv|start)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-o.log" 2>&1
+  grep -E "c=3,h=224.*(TILES|KEXACT|STCS|MASK|BK|VB|VS|BN|BM|DB)\s" "$OUT/wins-o.log"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-o.log" "$OUT/cudnn-o.tsv" 2>&1 | tee "$OUT/table-o.md"
+  echo "### GPU tests on NVIDIA's OpenCL: the tap masks (32-bit offsets now) and pixel tiles"
+  for f in dnn_conv_tap_masks_are_right dnn_conv_pixel_tiles_are_right; do
+    [ -x "$B/opencl_test" ] && TUNE_OPENCL_DEVICE=nvidia CI=1 timeout 45 bash $R "$B/opencl_test" \
+      --test-threads=1 $f 2>&1 | grep -E "^test |test result|panicked|note:|rror"
+  done | tee "$OUT/tests-o-opencl.log"
+fi
+if wants p; then
+  # Session 7, second call (about 4.5 minutes): every VGG16 layer forward on the H200 at one
+  # commit, validated once (the tuned configuration against the reference kernel), cuDNN
+  # in the same call; conv1_1 with call o's winner measured first.
+  C11=${C11:-BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=1,TILES=16,KEXACT=1,STCS=0,MINB=2}
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-p.log"
+  echo "### GPU test: pixel tiles through NVRTC, every wrong configuration listed (call o: one)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 40 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_pixel_tiles_are_right 2>&1 | grep -E "^test |test result|wrong|short_|note:|rror" |
+    tee "$OUT/tests-p.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py vgg16 copy fill | tee "$OUT/cudnn-p.tsv"
+  echo "### VGG16, batch 128: 60 evaluations or 14 s per layer, the tuned one validated"
+  timeout 270 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --evals 60 --seconds 14 \
+    --validate best --start "$C11" 2>&1 | tee "$OUT/vgg16-p.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|start)"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-p.log" "$OUT/cudnn-p.tsv" 2>&1 | tee "$OUT/table-p.md"
+fi
+if wants q; then
+  # Session 7, third call (about 4 minutes): every AlexNet layer forward on the H200 at the
+  # commit of call p, every evaluation validated, cuDNN in the same call; L1 with session
+  # 6's winner measured first (the tap masks now keep 32-bit offsets); then a profile of
+  # VGG16 conv1_1's winner.
+  N_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,TILES=1,KEXACT=0,STCS=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-q.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py alexnet | tee "$OUT/cudnn-q.tsv"
+  echo "### AlexNet L1 forward, batch 128: 150 evaluations or 40 s, every evaluation validated"
+  timeout 75 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 150 \
+    --seconds 40 --start "$N_FWD" 2>&1 | tee "$OUT/alexnet-q-l1.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|start)"
+  echo "### AlexNet L2-L5 forward, batch 128: 60 evaluations or 12 s per layer, every evaluation validated"
+  timeout 90 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L2,L3,L4,L5 \
+    --evals 60 --seconds 12 2>&1 | tee "$OUT/alexnet-q.log" |
+    grep -E "^(layer|tuned|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-q.log" 2>&1
+  grep -E "c=3,h=224,w=224,k=64,r=11.*(MASK|OSTAGE|KEXACT|STCS)\s" "$OUT/wins-q.log"
+  python3 benches/gpu/beast_table.py "$OUT/alexnet-q-l1.log" "$OUT/alexnet-q.log" \
+    "$OUT/cudnn-q.tsv" 2>&1 | tee "$OUT/table-q.md"
+  # Last (cut first if the call runs long): Nsight Compute on VGG16 conv1_1's winner of call
+  # o (C11), one launch, as the lead's profile of session 6's winner (what is left of the
+  # 60%: stall reasons, pipes, SASS counts).
+  C11=${C11:-BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=1,TILES=16,KEXACT=1,STCS=0,MINB=2}
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  echo "### Nsight Compute: VGG16 conv1_1, call o's winner"
+  mkdir -p "$OUT/prof"
+  timeout 150 bash $R $ncu --kernel-name dnn_conv --launch-count 1 --set full --import-source yes \
+    --clock-control none -f -o "$OUT/prof/conv1_1-q" bash -c "cd $PWD && $B/dnn_conv --backend cuda \
+    --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --start $C11" \
+    > "$OUT/prof/conv1_1-q-run.log" 2>&1
+  tail -3 "$OUT/prof/conv1_1-q-run.log"
+  $ncu --import "$OUT/prof/conv1_1-q.ncu-rep" --page details --print-details all > "$OUT/prof/conv1_1-q-details.txt" 2>&1
+  $ncu --import "$OUT/prof/conv1_1-q.ncu-rep" --page source --csv --print-source sass > "$OUT/prof/conv1_1-q-sass.csv" 2>&1 || true
+  grep -E "Duration|DRAM Throughput|Issue Slots Busy|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|Block Limit Reg|Stall|Selected" \
+    "$OUT/prof/conv1_1-q-details.txt" | head -40
+  (cd "$OUT" && tar czf profile-q.tgz prof && rm -rf prof)
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

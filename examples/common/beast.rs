@@ -381,15 +381,19 @@ pub fn tune_layer<B: Backend>(
     let study = args.study(layer);
     let target = Target::of(backend.as_ref())?;
     let case = study.case(&target)?;
-    let mut first: Vec<Config> = start
-        .into_iter()
-        .chain(&args.starts)
-        .filter_map(|s| {
-            case.space
-                .config_from_values(s.0.iter().map(|(n, v)| (n.as_str(), v.clone())))
-                .ok()
-        })
-        .collect();
+    let in_space = |s: &Named<Value>| {
+        case.space
+            .config_from_values(s.0.iter().map(|(n, v)| (n.as_str(), v.clone())))
+    };
+    let mut first: Vec<Config> = start.into_iter().filter_map(|s| in_space(s).ok()).collect();
+    // A `--start` outside this layer's space is said, not dropped in silence (one that
+    // names no value for a newer parameter, say).
+    for s in &args.starts {
+        match in_space(s) {
+            Ok(c) => first.push(c),
+            Err(e) => println!("start not in the space of {}: {e}", layer.name),
+        }
+    }
     first.extend(study.known_good(&target, &case.space));
     println!(
         "layer {} ({layer}): {:.2} GFLOP",

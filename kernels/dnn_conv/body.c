@@ -71,18 +71,30 @@
 //                pixels of each of several rows); 0: from the registers
 //   MASK         (forward, the filters' order with PRE, PATCH 0, I32) 1: the gather's bounds
 //                checks by tap masks: each table entry holds a reduction index's input
-//                address and its tap as one bit of r and one of s, each gathered pixel the
+//                offset and its tap as one bit of r and one of s, each gathered pixel the
 //                taps of its window that fall outside the image (computed once per
 //                work-group), so an element costs one AND with a predicate, one address
-//                (the row's 64-bit pointer plus the pixel's 32-bit base) and the load,
-//                where the packed table cost two adds, two compares, the unpacking and a
-//                64-bit address built from a sign-extended offset (about 13 instructions
-//                per element on sm_90, AlexNet L1's non-FFMA issue); 0: that
+//                (the row's pointer plus the pixel's 32-bit base) and the load, where the
+//                packed table cost two adds, two compares, the unpacking and a 64-bit
+//                address built from a sign-extended offset (about 13 instructions per
+//                element on sm_90, AlexNet L1's non-FFMA issue); 0: that. The table holds
+//                32-bit offsets in two scalar ints per entry: session 6's 64-bit pointers
+//                cast from integers, read as int4, failed to launch on NVIDIA's OpenCL
+//   TILES        (forward, PATCH 0, OSTAGE 0, SPLITK 1) consecutive pixel tiles per
+//                work-group, in one pipeline: the next tile's gather in flight while this
+//                one is multiplied, its outputs stored as soon as its last k step is done,
+//                and with one k step per tile the filter tile loaded once (VGG16 conv1_1:
+//                27 multiply-adds per output and 1.6 GB of outputs, where one tile per
+//                work-group waited on its gather, then on nothing but its stores)
+//   KEXACT       1: the last k step multiplies only the rows up to C*R*S (27 of conv1_1's
+//                32), not the zeros padding the reduction to a multiple of BK
+//   STCS         (CUDA) 1: the output stored with the streaming hint (__stcs, evict first:
+//                it is never read back); OpenCL has no such hint
 //   MINB         (CUDA) minimum resident work-groups per compute unit, __launch_bounds__
-// Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN)
+// Launch: 1-D, NT = MDIM*NDIM work-items per group, SPLITK * (KO/BM) * (NB*P*Q/BN) / TILES
 // groups (PATCH: SPLITK * (KO/BM) * NB * ceil(P/TH) * ceil(Q/PATCH); PATCH 1:
 // SPLITK * (KO/BM) * NB * ceil(P*Q/BN)); local memory
-// (DB+1) * BK * (BM+PADA + BN+PADB) floats, KPAD ints more with PRE (4 * KPAD with MASK),
+// (DB+1) * BK * (BM+PADA + BN+PADB) floats, KPAD ints more with PRE (2 * KPAD with MASK),
 // and the patch with PATCH; with OSTAGE at least BM * OLD floats (CUDA: dynamic shared
 // memory; OpenCL: the local-memory argument).
 //
@@ -111,6 +123,18 @@
 #endif
 #ifndef MASK
 #define MASK 0
+#endif
+#ifndef TILES
+#define TILES 1
+#endif
+#ifndef KEXACT
+#define KEXACT 0
+#endif
+#ifndef STCS
+#define STCS 0
+#endif
+#if TILES > 1 && (BWDF || PATCH || OSTAGE || SPLITK > 1)
+#error "TILES > 1 needs the forward pass, PATCH 0, OSTAGE 0 and SPLITK 1"
 #endif
 #if PATCH == 1
 // The output tile: BN consecutive pixels of one image, over at most NR output rows; the
@@ -287,27 +311,25 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     const int p0 = (int)((ptile % (TP * TQ)) / TQ) * PTH;
     const int q0 = (int)(ptile % TQ) * PTW;
 #else
-    const IDX bn = (tile / (KO / BM)) * BN;
+    // The first of the work-group's TILES consecutive pixel tiles.
+    const IDX bn = (tile / (KO / BM)) * (TILES * BN);
 #endif
     // This work-group's slice of the reduction: SSTEPS k steps (fewer in the last slice).
     const int kbeg = slice * (SSTEPS * BK);
     const int kend = kbeg + SSTEPS * BK < KLEN ? kbeg + SSTEPS * BK : KLEN;
 
 #if MASK
-    // Each reduction index's input address (in + its offset: a 64-bit pointer read from
-    // the table, which the compiler cannot fold back into a 64-bit add per element) and its
-    // tap as bits (1 << r) | (1 << 16 + s); past C*R*S, the tap (0, 0) (a pixel's own window
-    // corner, multiplied by the filters' zero padding). Written once, read by every k step.
-    LOCAL_INT4_PTR ktab4 = (LOCAL_INT4_PTR)(Bs + NBUF * BK * LDB_S);
+    // Each reduction index's input offset and its tap as bits (1 << r) | (1 << 16 + s), two
+    // ints (scalars: no vector alignment to assume of the local memory, no pointer made
+    // from an integer); past C*R*S, offset 0 and every tap bit, so that no pixel loads it
+    // (the filters' zero padding would multiply it). Written once, read by every k step.
+    LOCAL_INT_PTR ktab = (LOCAL_INT_PTR)(Bs + NBUF * BK * LDB_S);
     for (int i = tid; i < KPAD; i += NT) {
         const int c = i / RS;
         const int r = (i % RS) / S;
         const int s = i % S;
-        const U64 at = (U64)(in + (i < CRS ? c * H * W + r * W + s : 0));
-        ktab4[i].x = (int)(unsigned)at;
-        ktab4[i].y = (int)(unsigned)(at >> 32);
-        ktab4[i].z = i < CRS ? (int)((1u << r) | (1u << (16 + s))) : 1 | (1 << 16);
-        ktab4[i].w = 0;
+        ktab[2 * i] = i < CRS ? c * H * W + r * W + s : 0;
+        ktab[2 * i + 1] = i < CRS ? (int)((1u << r) | (1u << (16 + s))) : -1;
     }
     SYNC();
 #elif KORDER == 0 && PRE && !BWDF
@@ -386,32 +408,36 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         pix_off[x] = PIX_ROW(j) * (SU * PRS) + PIX_COL(j);
     }
 #elif MASK
-    // The pixels this work-item loads: where their windows start in the input, and the taps
-    // of their windows outside the image (bits of r and 16 + s, as the table's).
+    // The pixels this work-item loads (of the tile starting at b0): where their windows
+    // start in the input, and the taps of their windows outside the image (bits of r and
+    // 16 + s, as the table's).
     int pix_base[NPX];
     unsigned pix_out[NPX];
-    PRAGMA(unroll)
-    for (int x = 0; x < NPX; ++x) {
-        const int npq = (int)bn + (col0 + (x / VB) * BCOLS) * VB + x % VB;
-        const int pq = npq % PQ;
-        const int h0 = (pq / Q) * SU - PH;
-        const int w0 = (pq % Q) * SV - PW;
-        pix_base[x] = (npq / PQ) * C * H * W + h0 * W + w0;
-        pix_out[x] = ~((unsigned)TAPS_INSIDE(h0, H, R) | ((unsigned)TAPS_INSIDE(w0, W, S) << 16));
+#define SET_PIXELS(b0)                                                                  \
+    PRAGMA(unroll) for (int x = 0; x < NPX; ++x) {                                      \
+        const int npq = (int)(b0) + (col0 + (x / VB) * BCOLS) * VB + x % VB;            \
+        const int pq = npq % PQ;                                                        \
+        const int h0 = (pq / Q) * SU - PH;                                              \
+        const int w0 = (pq % Q) * SV - PW;                                              \
+        pix_base[x] = (npq / PQ) * C * H * W + h0 * W + w0;                             \
+        pix_out[x] = ~((unsigned)TAPS_INSIDE(h0, H, R) | ((unsigned)TAPS_INSIDE(w0, W, S) << 16)); \
     }
+    SET_PIXELS(bn)
 #else
-    // The pixels this work-item loads: where their windows start in the input.
+    // The pixels this work-item loads (of the tile starting at b0): where their windows
+    // start in the input.
     IDX pix_base[NPX];
     int pix_h[NPX], pix_w[NPX];
-    PRAGMA(unroll)
-    for (int x = 0; x < NPX; ++x) {
-        const IDX npq = bn + (col0 + (x / VB) * BCOLS) * VB + x % VB;
-        const IDX n = npq / PQ;
-        const int pq = (int)(npq % PQ);
-        pix_h[x] = (pq / Q) * SU - PH;
-        pix_w[x] = (pq % Q) * SV - PW;
-        pix_base[x] = n * C * H * W + (IDX)pix_h[x] * W + pix_w[x];
+#define SET_PIXELS(b0)                                                                  \
+    PRAGMA(unroll) for (int x = 0; x < NPX; ++x) {                                      \
+        const IDX npq = (b0) + (col0 + (x / VB) * BCOLS) * VB + x % VB;                 \
+        const IDX n = npq / PQ;                                                         \
+        const int pq = (int)(npq % PQ);                                                 \
+        pix_h[x] = (pq / Q) * SU - PH;                                                  \
+        pix_w[x] = (pq % Q) * SV - PW;                                                  \
+        pix_base[x] = n * C * H * W + (IDX)pix_h[x] * W + pix_w[x];                     \
     }
+    SET_PIXELS(bn)
 #endif
 
     float acc[TM][TN];
@@ -426,12 +452,16 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
 // Global memory -> registers: the tiles of the k step starting at k0 (the filters are
 // zero up to CRSP, past the end of the reduction).
 #define LOAD_A_AT(r, m, crs) LOAD_VA(r, FILTER_PTR(m, crs))
-#define LOAD_TILE(k0)                                                                   \
+#define LOAD_A(k0)                                                                      \
     {                                                                                   \
         PRAGMA(unroll) for (int l = 0; l < LA; ++l) {                                   \
             const int i = tid + l * NT;                                                 \
             LOAD_A_AT(ra + l * VA, bm + A_M(i), (k0) + A_K(i));                         \
         }                                                                               \
+    }
+#define LOAD_TILE(k0)                                                                   \
+    {                                                                                   \
+        LOAD_A(k0)                                                                      \
         LOAD_B(k0)                                                                      \
     }
 #if BWDF
@@ -464,15 +494,15 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         }                                                                               \
     }
 #elif MASK
-// A row's offset read once (one 64-bit pointer), each element checked by one AND.
+// A row's offset and taps read once, each element checked by one AND.
 #define LOAD_B(k0)                                                                      \
     {                                                                                   \
         PRAGMA(unroll) for (int l = 0; l < LBK; ++l) {                                  \
-            const int4 e = ktab4[(k0) + row0 + l * BROWS];                              \
-            IN_PTR at = (IN_PTR)(((U64)(unsigned)e.y << 32) | (unsigned)e.x);          \
+            const int e = 2 * ((k0) + row0 + l * BROWS);                                \
+            const unsigned taps = (unsigned)ktab[e + 1];                                \
+            IN_PTR at = in + ktab[e];                                                   \
             PRAGMA(unroll) for (int x = 0; x < NPX; ++x)                                \
-                rb[l * NPX + x] = ((unsigned)e.z & pix_out[x]) == 0 ? LDG(at + pix_base[x]) \
-                                                                    : 0.0f;             \
+                rb[l * NPX + x] = (taps & pix_out[x]) == 0 ? LDG(at + pix_base[x]) : 0.0f; \
         }                                                                               \
     }
 #elif KORDER == 0 && PRE
@@ -542,25 +572,34 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
                 ra[(l) * VA + v];                                                       \
     }
 #endif
-#define STORE_TILE(buf)                                                                 \
+#define STORE_A_TILE(buf)                                                               \
     {                                                                                   \
         LOCAL_PTR as = As + (buf) * BK * LDA_S;                                         \
-        LOCAL_PTR bs = Bs + (buf) * BK * LDB_S;                                         \
         PRAGMA(unroll) for (int l = 0; l < LA; ++l) {                                   \
             const int i = tid + l * NT;                                                 \
             STORE_A(as, l, i)                                                           \
         }                                                                               \
+    }
+#define STORE_B_TILE(buf)                                                               \
+    {                                                                                   \
+        LOCAL_PTR bs = Bs + (buf) * BK * LDB_S;                                         \
         PRAGMA(unroll) for (int l = 0; l < LBK; ++l)                                    \
             PRAGMA(unroll) for (int p = 0; p < LPX; ++p)                                \
                 STORE_VB(bs + (row0 + l * BROWS) * LDB_S + (col0 + p * BCOLS) * VB,     \
                          rb + l * NPX + p * VB)                                         \
     }
-// Multiply the tiles in local buffer `buf`.
-#define COMPUTE_TILE(buf)                                                               \
+#define STORE_TILE(buf)                                                                 \
+    {                                                                                   \
+        STORE_A_TILE(buf)                                                               \
+        STORE_B_TILE(buf)                                                               \
+    }
+// Multiply the first `rows` rows of the tiles in local buffer `buf`.
+#define COMPUTE_TILE(buf) COMPUTE_ROWS(buf, BK)
+#define COMPUTE_ROWS(buf, rows)                                                         \
     {                                                                                   \
         LOCAL_PTR as = As + (buf) * BK * LDA_S;                                         \
         LOCAL_PTR bs = Bs + (buf) * BK * LDB_S;                                         \
-        INNER_UNROLL for (int kk = 0; kk < BK; ++kk) {                                  \
+        INNER_UNROLL for (int kk = 0; kk < (rows); ++kk) {                              \
             float a[TM], b[TN];                                                         \
             PRAGMA(unroll) for (int g = 0; g < TM / VS; ++g)                            \
                 READ_VEC(a, g, as + kk * LDA_S + g * (MDIM * VS) + ty * VS);            \
@@ -589,6 +628,116 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
 #define READ_VEC(dst, g, p) { dst[g] = *(p); }
 #endif
 
+// Output stores: with the streaming hint (STCS) or plain.
+#if STCS
+#define OSTORE1(p, a) STREAM1(p, a)
+#define OSTORE2(p, a, b) STREAM2(p, a, b)
+#define OSTORE4(p, a, b, c, d) STREAM4(p, a, b, c, d)
+#else
+#define OSTORE1(p, a) (*(p) = (a))
+#define OSTORE2(p, a, b) VSTORE2(p, a, b)
+#define OSTORE4(p, a, b, c, d) VSTORE4(p, a, b, c, d)
+#endif
+// The epilogue from the registers (PATCH 0, OSTAGE 0) of the tile of pixels from b0:
+// out[n][m][p][q]; consecutive work-items write consecutive pixels, VS at a time where a
+// group of VS pixels cannot straddle two images.
+#if VS > 1 && PQ % VS == 0
+#if VS == 4
+#define STORE_GROUP(p, i, g)                                                            \
+    OSTORE4(p, acc[i][(g) * 4], acc[i][(g) * 4 + 1], acc[i][(g) * 4 + 2], acc[i][(g) * 4 + 3]);
+#else
+#define STORE_GROUP(p, i, g) OSTORE2(p, acc[i][(g) * 2], acc[i][(g) * 2 + 1]);
+#endif
+#define STORE_OUT(b0)                                                                   \
+    PRAGMA(unroll) for (int g = 0; g < TN / VS; ++g) {                                  \
+        const IDX npq = (b0) + g * (NDIM * VS) + tx * VS;                               \
+        OUT_PTR base = out + (npq / PQ) * KO * PQ + npq % PQ;                           \
+        PRAGMA(unroll) for (int i = 0; i < TM; ++i) {                                   \
+            const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;               \
+            STORE_GROUP(base + (IDX)m * PQ, i, g)                                       \
+        }                                                                               \
+    }
+#else
+#define STORE_OUT(b0)                                                                   \
+    PRAGMA(unroll) for (int g = 0; g < TN / VS; ++g) {                                  \
+        const IDX npq = (b0) + g * (NDIM * VS) + tx * VS;                               \
+        PRAGMA(unroll) for (int j = 0; j < VS; ++j) {                                   \
+            const IDX at = npq + j;                                                     \
+            OUT_PTR base = out + (at / PQ) * KO * PQ + at % PQ;                         \
+            PRAGMA(unroll) for (int i = 0; i < TM; ++i) {                               \
+                const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;           \
+                OSTORE1(base + (IDX)m * PQ, acc[i][g * VS + j]);                        \
+            }                                                                           \
+        }                                                                               \
+    }
+#endif
+// The reduction's last k step: with KEXACT only its rows up to C*R*S (the rest multiply
+// the filters' zero padding). A slice of a split reduction ends there only if it is the
+// last.
+#if KEXACT && KTAIL
+#define COMPUTE_LAST(buf) COMPUTE_ROWS(buf, KLEN % BK)
+#if SPLITK > 1
+#define COMPUTE_END(buf)                                                                \
+    if (kend == KLEN) COMPUTE_LAST(buf) else COMPUTE_TILE(buf)
+#else
+#define COMPUTE_END(buf) COMPUTE_LAST(buf)
+#endif
+#else
+#define COMPUTE_LAST(buf) COMPUTE_TILE(buf)
+#define COMPUTE_END(buf) COMPUTE_TILE(buf)
+#endif
+
+#if TILES > 1
+    // TILES pixel tiles of KSTEPS k steps each (SPLITK 1), one pipeline: step t + 1's
+    // loads (the next tile's first after a tile's last) in flight while step t is
+    // multiplied, a tile's outputs stored right after its last step. With one k step a
+    // tile, the filter tile is loaded once and stays in local memory.
+#define KSTEPS (KPAD / BK)
+#define AFIX (KSTEPS == 1)
+    LOAD_TILE(kbeg);
+    STORE_TILE(0);
+#if AFIX && DB
+    STORE_A_TILE(1);
+#endif
+    SYNC();
+    int buf = 0;
+    for (int t = 0; t < TILES * KSTEPS; ++t) {
+        const int step = t % KSTEPS;
+        const int more = t + 1 < TILES * KSTEPS;
+        if (more) {
+            const int next = (t + 1) % KSTEPS;
+            if (next == 0) {
+                SET_PIXELS(bn + (IDX)((t + 1) / KSTEPS) * BN)
+            }
+#if !AFIX
+            LOAD_A(next * BK)
+#endif
+            LOAD_B(next * BK)
+        }
+        if (step == KSTEPS - 1) {
+            COMPUTE_LAST(buf)
+            STORE_OUT(bn + (IDX)(t / KSTEPS) * BN)
+            PRAGMA(unroll)
+            for (int i = 0; i < TM; ++i)
+                PRAGMA(unroll)
+                for (int j = 0; j < TN; ++j) acc[i][j] = 0.0f;
+        } else {
+            COMPUTE_TILE(buf)
+        }
+        if (more) {
+#if DB
+            buf ^= 1;
+#else
+            SYNC();
+#endif
+#if !AFIX
+            STORE_A_TILE(buf)
+#endif
+            STORE_B_TILE(buf)
+            SYNC();
+        }
+    }
+#else
     LOAD_TILE(kbeg);
     STORE_TILE(0);
     SYNC();
@@ -601,7 +750,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         SYNC();
         buf ^= 1;
     }
-    COMPUTE_TILE(buf);
+    COMPUTE_END(buf);
 #else
     for (int k0 = kbeg + BK; k0 < kend; k0 += BK) {
         LOAD_TILE(k0);
@@ -610,7 +759,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         STORE_TILE(0);
         SYNC();
     }
-    COMPUTE_TILE(0);
+    COMPUTE_END(0);
 #endif
 
 #if SPLITK > 1
@@ -694,7 +843,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             OUT_PTR o = out + ((npq / PQ) * KO + bm + m0) * PQ + npq % PQ;
             PRAGMA(unroll)
             for (int ml = 0; ml < BM / OROWS; ++ml)
-                o[(IDX)(ml * OROWS) * PQ] = ot[(m0 + ml * OROWS) * OLD + j];
+                OSTORE1(o + (IDX)(ml * OROWS) * PQ, ot[(m0 + ml * OROWS) * OLD + j]);
         }
 #endif
     }
@@ -718,37 +867,9 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         }
     }
 #else
-    // Epilogue: out[n][m][p][q]; consecutive work-items write consecutive pixels, VS at a
-    // time where a group of VS pixels cannot straddle two images.
-    PRAGMA(unroll)
-    for (int g = 0; g < TN / VS; ++g) {
-        const IDX npq = bn + g * (NDIM * VS) + tx * VS;
-#if VS > 1 && PQ % VS == 0
-        OUT_PTR base = out + (npq / PQ) * KO * PQ + npq % PQ;
-        PRAGMA(unroll)
-        for (int i = 0; i < TM; ++i) {
-            const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
-#if VS == 4
-            VSTORE4(base + (IDX)m * PQ, acc[i][g * 4], acc[i][g * 4 + 1], acc[i][g * 4 + 2],
-                    acc[i][g * 4 + 3]);
-#else
-            VSTORE2(base + (IDX)m * PQ, acc[i][g * 2], acc[i][g * 2 + 1]);
+    STORE_OUT(bn)
 #endif
-        }
-#else
-        PRAGMA(unroll)
-        for (int j = 0; j < VS; ++j) {
-            const IDX at = npq + j;
-            OUT_PTR base = out + (at / PQ) * KO * PQ + at % PQ;
-            PRAGMA(unroll)
-            for (int i = 0; i < TM; ++i) {
-                const int m = bm + (i / VS) * (MDIM * VS) + ty * VS + i % VS;
-                base[(IDX)m * PQ] = acc[i][g * VS + j];
-            }
-        }
-#endif
-    }
-#endif
+#endif  // TILES
 }
 
 // The reference: one work-item per output element, the definition read literally.

@@ -17,12 +17,14 @@
 #define SMEM_LOAD4(p) vload4(0, (p))
 #define PRAGMA(x) _Pragma(#x)
 #define OUT_PTR __global float*
-#define LOCAL_INT4_PTR __local int4*
-#define U64 ulong
 #define LOCAL_INT_PTR __local int*
 #define LDG4(p) vload4(0, (p))
 #define VSTORE2(p, a, b) vstore2((float2)(a, b), 0, (p))
 #define VSTORE4(p, a, b, c, d) vstore4((float4)(a, b, c, d), 0, (p))
+// Output stores with a streaming hint: OpenCL C has none (STCS is offered on CUDA only).
+#define STREAM1(p, a) (*(p) = (a))
+#define STREAM2(p, a, b) VSTORE2(p, a, b)
+#define STREAM4(p, a, b, c, d) VSTORE4(p, a, b, c, d)
 #define GLOBAL_PTR __global float*
 #define GLOBAL_UINT_PTR __global unsigned int*
 #define GFENCE() mem_fence(CLK_GLOBAL_MEM_FENCE)

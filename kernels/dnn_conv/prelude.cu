@@ -17,12 +17,14 @@
 #define SMEM_LOAD4(p) (*reinterpret_cast<const float4*>(p))
 #define PRAGMA(x) _Pragma(#x)
 #define OUT_PTR float*
-#define LOCAL_INT4_PTR int4*
-#define U64 unsigned long long
 #define LOCAL_INT_PTR int*
 #define LDG4(p) __ldg(reinterpret_cast<const float4*>(p))
 #define VSTORE2(p, a, b) (*reinterpret_cast<float2*>(p) = make_float2(a, b))
 #define VSTORE4(p, a, b, c, d) (*reinterpret_cast<float4*>(p) = make_float4(a, b, c, d))
+// Output stores with the streaming hint (evict first: the output is never read back).
+#define STREAM1(p, a) __stcs((p), (a))
+#define STREAM2(p, a, b) __stcs(reinterpret_cast<float2*>(p), make_float2(a, b))
+#define STREAM4(p, a, b, c, d) __stcs(reinterpret_cast<float4*>(p), make_float4(a, b, c, d))
 #define GLOBAL_PTR float*
 #define GLOBAL_UINT_PTR unsigned int*
 #define GFENCE() __threadfence()

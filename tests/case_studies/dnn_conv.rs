@@ -92,6 +92,9 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
         ("PATCH", 0),
         ("OSTAGE", 0),
         ("MASK", 0),
+        ("TILES", 1),
+        ("KEXACT", 0),
+        ("STCS", 0),
         ("MINB", 1),
     ]
     .into_iter()
@@ -109,15 +112,26 @@ fn run<'a, E: Evaluator>(
     values: &[(&'a str, Value)],
     seen: &mut Vec<(&'a str, i64)>,
 ) -> bool {
+    try_run(ev, space, layer, values, seen).unwrap_or_else(|e| panic!("{e}"))
+}
+
+/// [`run`], with a wrong result (or any failure but a device limit) returned as its text.
+fn try_run<'a, E: Evaluator>(
+    ev: &E,
+    space: &Space,
+    layer: &Layer,
+    values: &[(&'a str, Value)],
+    seen: &mut Vec<(&'a str, i64)>,
+) -> Result<bool, String> {
     let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
     let given = values.iter().filter(|(n, _)| names.contains(n)).cloned();
     let Ok(c) = space.config_from_values(given) else {
-        return false;
+        return Ok(false);
     };
     match ev.prepare(space, &c).and_then(|p| ev.measure(space, &c, p)) {
         Ok(_) => {}
-        Err(f) if f.is_invalid() => return false,
-        Err(f) => panic!("{}: {}: {f}", layer.name, space.describe(&c)),
+        Err(f) if f.is_invalid() => return Ok(false),
+        Err(f) => return Err(format!("{}: {}: {f}", layer.name, space.describe(&c))),
     }
     for (n, v) in values {
         if let Value::Int(v) = v {
@@ -126,7 +140,7 @@ fn run<'a, E: Evaluator>(
             }
         }
     }
-    true
+    Ok(true)
 }
 
 /// Every combination that is in a small layer's space computes the convolution.
@@ -233,6 +247,9 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
                 ("PATCH", 0),
                 ("OSTAGE", 0),
                 ("MASK", 0),
+                ("TILES", 1),
+                ("KEXACT", 0),
+                ("STCS", 0),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -302,6 +319,9 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
                 ("PATCH", pick(&[8, 32, 16, 1], 1)),
                 ("OSTAGE", pick(&[1, 0], 2)),
                 ("MASK", 0),
+                ("TILES", 1),
+                ("KEXACT", 0),
+                ("STCS", 0),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -437,6 +457,9 @@ pub fn dnn_conv_tap_masks_are_right<B: Backend>(backend: Arc<B>) {
                 ("PATCH", 0),
                 ("OSTAGE", pick(&[1, 0], 2)),
                 ("MASK", 1),
+                ("TILES", 1),
+                ("KEXACT", 0),
+                ("STCS", 0),
                 ("MINB", 1),
             ]
             .into_iter()
@@ -467,5 +490,218 @@ pub fn dnn_conv_tap_masks_are_right<B: Backend>(backend: Arc<B>) {
         ("DB", 0),
     ] {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
+    }
+}
+
+/// Layers whose reductions are short (at most two k steps of 32, or 3 channels: where
+/// TILES, KEXACT and STCS are offered), whose pixel tiles of 32 come in multiples of 2 to
+/// 16: 3 and 4 channels, strides 1 and 4, odd and non-square filters, padding 0 and 1,
+/// and 7 x 7 outputs (pixels that do not group by 2 or 4 in an image).
+const SHORT: [Layer; 5] = [
+    // VGG16 conv1_1's kind: 3 x 3 over 3 channels, stride 1, padding 1 (16 tiles of 32).
+    Layer {
+        name: "short_c3s1",
+        nb: 2,
+        c: 3,
+        h: 16,
+        w: 16,
+        ko: 16,
+        r: 3,
+        s: 3,
+        su: 1,
+        sv: 1,
+        ph: 1,
+        pw: 1,
+    },
+    // 5 x 3 over 4 channels (a reduction of 60), stride 1, no padding: 8 x 16 outputs.
+    Layer {
+        name: "short_c4s1",
+        nb: 2,
+        c: 4,
+        h: 12,
+        w: 18,
+        ko: 16,
+        r: 5,
+        s: 3,
+        su: 1,
+        sv: 1,
+        ph: 0,
+        pw: 0,
+    },
+    // 7 x 5 over 3 channels at stride 4, padding 1: 4 x 8 outputs.
+    Layer {
+        name: "short_c3s4",
+        nb: 4,
+        c: 3,
+        h: 17,
+        w: 31,
+        ko: 16,
+        r: 7,
+        s: 5,
+        su: 4,
+        sv: 4,
+        ph: 1,
+        pw: 1,
+    },
+    // 3 x 3 over 4 channels at stride 4, padding 1: 4 x 8 outputs.
+    Layer {
+        name: "short_c4s4",
+        nb: 4,
+        c: 4,
+        h: 14,
+        w: 30,
+        ko: 16,
+        r: 3,
+        s: 3,
+        su: 4,
+        sv: 4,
+        ph: 1,
+        pw: 1,
+    },
+    // 3 x 3 over 3 channels without padding: 7 x 7 outputs, 98 tiles of 32.
+    Layer {
+        name: "short_odd",
+        nb: 64,
+        c: 3,
+        h: 9,
+        w: 9,
+        ko: 16,
+        r: 3,
+        s: 3,
+        su: 1,
+        sv: 1,
+        ph: 0,
+        pw: 0,
+    },
+];
+
+/// Several pixel tiles per work-group (TILES: the next tile's gather in flight while this
+/// one is multiplied, the filter tile kept where the reduction is one k step), the last k
+/// step multiplying only up to C*R*S (KEXACT) and streaming stores (STCS, CUDA's) compute
+/// the convolution with both reduction orders, the tap masks, every vector width, staging
+/// and k step, validated against the host's.
+pub fn dnn_conv_pixel_tiles_are_right<B: Backend>(backend: Arc<B>) {
+    let target = Target::of(backend.as_ref()).unwrap();
+    let cuda = target.language == crate::common::Language::Cuda;
+    let mut seen: Vec<(&str, i64)> = Vec::new();
+    let mut wrong: Vec<String> = Vec::new();
+    for layer in SHORT {
+        let study = DnnConv::new(layer);
+        let case = study.case(&target).unwrap();
+        let (info, spec) = case.split();
+        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
+        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let three = layer.c == 3;
+        // The largest of the picked TILES that divides the layer's tiles of 32 pixels.
+        let tiles = |t: i64| {
+            let mut t = t;
+            while (layer.npq() / 32) as i64 % t != 0 {
+                t /= 2;
+            }
+            t
+        };
+        let mut measured = 0;
+        // Combinations 0-5; on the 4-channel layers 6-11 are combination 4 with one value
+        // changed each. Through NVRTC on an H200 (commit 8cbad70) combination 4 and every
+        // variant of it with TILES 2 gave wrong results (channels innermost, one gathered
+        // pixel per work-item in a row; PoCL and NVIDIA's OpenCL ran them right): TILES
+        // over 1 is now offered in the filters' order only, so those are outside the space.
+        let variants: [(&str, i64); 6] = [
+            ("STCS", 0),
+            ("UNR", 1),
+            ("VS", 4),
+            ("TILES", 1),
+            ("DB", 0),
+            ("KEXACT", 0),
+        ];
+        let count = if three { 6 } else { 12 };
+        for k in 0..count {
+            let i = if k < 6 { k } else { 4 };
+            let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
+            // 4 channels: channels innermost (k steps of 4) every other combination.
+            let korder = if three { 0 } else { pick(&[1, 0], 1) };
+            let mut values: Vec<(&str, Value)> = [
+                ("BM", 16),
+                ("BN", 32),
+                (
+                    "BK",
+                    if korder == 1 {
+                        4
+                    } else {
+                        pick(&[32, 16, 8], 1)
+                    },
+                ),
+                ("MDIM", 4),
+                ("NDIM", 8),
+                ("VS", pick(&[4, 2, 1], 2)),
+                ("DB", pick(&[1, 0], 1)),
+                ("PADA", pick(&[0, 4], 2)),
+                ("PADB", pick(&[4, 0], 3)),
+                ("UNR", pick(&[1, 0], 4)),
+                ("FLAYOUT", pick(&[1, 0], 2)),
+                ("KORDER", korder),
+                ("VA", if korder == 1 { 1 } else { pick(&[4, 1], 3) }),
+                ("VB", pick(&[4, 1, 2], 1)),
+                ("I32", 1),
+                ("PRE", if korder == 0 { 1 } else { 0 }),
+                ("SPLITK", 1),
+                ("LCOLS", 0),
+                ("PATCH", 0),
+                ("OSTAGE", 0),
+                ("MASK", if three { pick(&[0, 1], 1) } else { 0 }),
+                ("TILES", tiles(pick(&[2, 16, 4, 8], 1))),
+                ("KEXACT", pick(&[1, 0], 2)),
+                ("STCS", if cuda { pick(&[1, 0], 1) } else { 0 }),
+                ("MINB", 1),
+            ]
+            .into_iter()
+            .map(|(n, v)| (n, Value::Int(v)))
+            .collect();
+            if k >= 6 {
+                let (name, v) = variants[k - 6];
+                values.retain(|(n, _)| *n != name);
+                values.push((name, Value::Int(v)));
+            }
+            let channels_inner_tiled = korder == 1 && !(k >= 6 && variants[k - 6].0 == "TILES");
+            match try_run(&ev, &info.space, &layer, &values, &mut seen) {
+                Ok(true) => {
+                    assert!(!channels_inner_tiled, "{}: {k} is in the space", layer.name);
+                    measured += 1
+                }
+                Ok(false) => {}
+                Err(e) => wrong.push(e),
+            }
+        }
+        assert!(measured >= 3, "{}: {measured} measured", layer.name);
+    }
+    assert!(
+        wrong.is_empty(),
+        "{} wrong:\n{}",
+        wrong.len(),
+        wrong.join("\n")
+    );
+    for want in [
+        ("TILES", 2),
+        ("TILES", 4),
+        ("TILES", 8),
+        ("TILES", 16),
+        ("KEXACT", 0),
+        ("KEXACT", 1),
+        ("MASK", 0),
+        ("MASK", 1),
+        ("KORDER", 1),
+        ("BK", 8),
+        ("BK", 16),
+        ("BK", 32),
+        ("DB", 0),
+        ("DB", 1),
+        ("VS", 1),
+        ("VS", 2),
+        ("VS", 4),
+    ] {
+        assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
+    }
+    if cuda {
+        assert!(seen.contains(&("STCS", 1)), "{seen:?}");
     }
 }

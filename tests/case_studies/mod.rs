@@ -212,13 +212,14 @@ pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
         "dnn_conv_staged_patch_is_right",
         dnn_conv::dnn_conv_staged_patch_is_right::<B>,
     ));
-    // The tap masks are offered on CUDA only (see the dnn_conv space).
-    if language == Language::Cuda {
-        out.push((
-            "dnn_conv_tap_masks_are_right",
-            dnn_conv::dnn_conv_tap_masks_are_right::<B>,
-        ));
-    }
+    out.push((
+        "dnn_conv_tap_masks_are_right",
+        dnn_conv::dnn_conv_tap_masks_are_right::<B>,
+    ));
+    out.push((
+        "dnn_conv_pixel_tiles_are_right",
+        dnn_conv::dnn_conv_pixel_tiles_are_right::<B>,
+    ));
     out.push((
         "dnn_conv_validates_the_tuned_configuration_once",
         dnn_conv::dnn_conv_validates_the_tuned_configuration_once::<B>,

@@ -66,8 +66,11 @@ pub mod slot {
     pub const PATCH: usize = 18;
     pub const OSTAGE: usize = 19;
     pub const MASK: usize = 20;
+    pub const TILES: usize = 21;
+    pub const KEXACT: usize = 22;
+    pub const STCS: usize = 23;
     /// CUDA only.
-    pub const MINB: usize = 21;
+    pub const MINB: usize = 24;
 }
 
 /// How the outputs are validated.

@@ -43,12 +43,26 @@ pub const SPLIT_WORKSPACE_BYTES: usize = 128 << 20;
 /// its local memory, every channel of the tile's input, stays small. Elsewhere the space
 /// is session 4's (and so is its construction time: the two parameters multiply it 10x).
 /// So are the output staged for unstaged tiles too (OSTAGE with PATCH 0) and the gather's
-/// bounds checks by tap masks (MASK): that gather is the filters' order's alone.
+/// bounds checks by tap masks (MASK): that gather is the filters' order's alone; and, for
+/// VGG16 conv1_1 (27 multiply-adds per output, 1.6 GB written), several pixel tiles per
+/// work-group (TILES), the reduction's last step unpadded (KEXACT) and streaming output
+/// stores (STCS, CUDA's), offered there and wherever the reduction is at most two of the
+/// largest k steps: the other layers reduce over hundreds to thousands per output.
 fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, Vec<usize>)> {
     let backward = pass == Pass::BackwardFilter;
     let pick = |forward: Vec<usize>, bwd: Vec<usize>| if backward { bwd } else { forward };
     let staged = !backward && BKS.iter().all(|bk| layer.c % bk != 0);
     let patch = |values: Vec<usize>| if staged { values } else { vec![0] };
+    // A reduction of at most two of the largest k steps (VGG16 conv1_1's 27), or the
+    // filters' order's (AlexNet L1's 363): few multiply-adds per output behind each gather.
+    let short = staged || (!backward && layer.crs() <= 2 * MAX_BK);
+    let short_only = |values: Vec<usize>, otherwise: usize| {
+        if short {
+            values
+        } else {
+            vec![otherwise]
+        }
+    };
     let mut d = vec![
         // 48 and 96: out channels of 96, 192, 384 (AlexNet's) in 1, 2 or 4 tiles' worth
         // of work-groups where 64 or 128 leave few tiles.
@@ -79,13 +93,19 @@ fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, 
         ("PATCH", patch(vec![0, 1, 8, 16, 32])),
         // The output tile written through local memory by runs of a channel's pixels.
         ("OSTAGE", patch(vec![0, 1])),
-        // The unstaged gather's bounds checks by tap masks (PATCH 0, PRE 1). On CUDA only:
-        // on NVIDIA's OpenCL every MASK configuration failed to launch (H100, session 6;
-        // PoCL runs them right), which is not understood yet.
+        // The unstaged gather's bounds checks by tap masks (PATCH 0, PRE 1).
+        ("MASK", patch(vec![0, 1])),
+        // Consecutive pixel tiles per work-group, pipelined (the next tile's gather in
+        // flight while this one is multiplied): VGG16 conv1_1 multiplies 27 times per
+        // output, too little for a single tile's compute to hide its gather's latency.
+        ("TILES", short_only(vec![1, 2, 4, 8, 16], 1)),
+        // The last k step multiplies only the rows up to C*R*S (27 of 32 on conv1_1).
+        ("KEXACT", short_only(vec![0, 1], 0)),
+        // The output stored with CUDA's streaming hint (OpenCL C has none).
         (
-            "MASK",
+            "STCS",
             match language {
-                Language::Cuda => patch(vec![0, 1]),
+                Language::Cuda => short_only(vec![0, 1], 0),
                 Language::OpenCl => vec![0],
             },
         ),
@@ -138,9 +158,9 @@ pub fn derived(v: &[usize], layer: &Layer) -> Derived {
     let bcols = load_columns(v).max(1);
     let npx = (bn / (bcols * vb)) * vb;
     let nbuf = v[DB] + 1;
-    // MASK's table holds a 64-bit address and the tap's bits per entry (16 bytes).
+    // MASK's table holds an offset and the tap's bits per entry (8 bytes).
     let table = match (v[KORDER], v[PRE], v[MASK]) {
-        (0, 1, 1) => 16 * crs.div_ceil(bk.max(1)) * bk,
+        (0, 1, 1) => 8 * crs.div_ceil(bk.max(1)) * bk,
         (0, 1, _) => 4 * crs.div_ceil(bk.max(1)) * bk,
         _ => 0,
     };
@@ -487,6 +507,31 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
             move |b| !hw || hardware_ok(&values(b, &reads), &l, &dev, language, None)
         })
         .label("hardware: work-group size, registers, local memory, 2 work-groups per unit");
+    if soft {
+        // At the software level only: a constraint reading TILES joins it to the tiles'
+        // group of parameters, and the algorithm level's group (s1's 347 million
+        // configurations) then grew past the builder's memory.
+        // And only in the filters' order: channels innermost with TILES over 1 gave wrong
+        // results through NVRTC on an H200 (4-channel layers, one gathered pixel per
+        // work-item in a row; right on PoCL and NVIDIA's OpenCL; not understood), and the
+        // layers TILES is for have 3 channels, where the filters' order is the only one.
+        b = b
+            .constraint(&[BN, KORDER, SPLITK, PATCH, OSTAGE, TILES], move |b| {
+                let tiles = b.get::<usize>(TILES);
+                tiles == 1
+                    || (b.get::<usize>(KORDER) == 0
+                        && b.get::<usize>(PATCH) == 0
+                        && b.get::<usize>(OSTAGE) == 0
+                        && b.get::<usize>(SPLITK) == 1
+                        && (npq / b.get::<usize>(BN)) % tiles == 0)
+            })
+            .label(
+                "software: several pixel tiles per work-group (TILES) only in the filters' order \
+                 (KORDER=0), unstaged (PATCH=0), unsplit (SPLITK=1), with the output from \
+                 registers (OSTAGE=0: its staging overwrites the offset table) and dividing the \
+                 pixel tiles",
+            );
+    }
     if language == Language::Cuda {
         let mut reads = hardware_reads.clone();
         reads.push(MINB);

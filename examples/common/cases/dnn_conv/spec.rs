@@ -36,7 +36,7 @@ impl DnnConv {
         let workspace = if split > 1 { split * outputs } else { 1 };
         let tiles = l.ko.div_ceil(16) * l.npq().div_ceil(16);
         let groups = move |c: &Config| {
-            let tiles = pixel_tiles(&l, c.get(BN), c.get(PATCH));
+            let tiles = pixel_tiles(&l, c.get(BN), c.get(PATCH)) / c.get::<usize>(TILES);
             c.get::<usize>(SPLITK) * (l.ko / c.get::<usize>(BM)) * tiles
         };
         let mut spec = KernelSpec::new(source, "dnn_conv");

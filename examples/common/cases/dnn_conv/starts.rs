@@ -46,6 +46,9 @@ impl DnnConv {
             ("PATCH", 0),
             ("OSTAGE", 0),
             ("MASK", 0),
+            ("TILES", 1),
+            ("KEXACT", 0),
+            ("STCS", 0),
             ("MINB", 2),
         ];
         const L1_BEST: [(&str, i64); 8] = [
@@ -101,6 +104,41 @@ impl DnnConv {
             &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 2)],
             &[("PATCH", 1), ("BK", 8), ("VS", 2), ("VB", 1), ("OSTAGE", 1)],
         ];
+        // Where the reduction is short (VGG16 conv1_1's 27): the first shape (session 6's
+        // best there) with 8 or 4 pixel tiles per work-group, its last k step unpadded,
+        // streaming stores, the whole reduction in one k step (BK 32: the filter tile
+        // loaded once per work-group), with the tap masks (also with the k loop rolled:
+        // unrolled, session 6's best spent 12% of its time waiting for instructions on an
+        // H200), or one gathered pixel per work-item in a row; and the first shape with only
+        // the unpadded last step.
+        let tiled: [&[(&str, i64)]; 7] = [
+            &[("TILES", 8), ("KEXACT", 1)],
+            &[("TILES", 8), ("KEXACT", 1), ("STCS", 1)],
+            &[("TILES", 8), ("KEXACT", 1), ("STCS", 1), ("BK", 32)],
+            &[
+                ("TILES", 8),
+                ("KEXACT", 1),
+                ("STCS", 1),
+                ("BK", 32),
+                ("MASK", 1),
+            ],
+            &[
+                ("TILES", 8),
+                ("KEXACT", 1),
+                ("STCS", 1),
+                ("BK", 32),
+                ("MASK", 1),
+                ("UNR", 0),
+            ],
+            &[
+                ("TILES", 4),
+                ("KEXACT", 1),
+                ("STCS", 1),
+                ("BK", 32),
+                ("VB", 1),
+            ],
+            &[("KEXACT", 1)],
+        ];
         // Where the channels can go innermost (BK=16 divides them), the filters' order is
         // not the layer's start, nor are its load rows or a staged patch.
         let channels_inner = self.layer.c % 16 == 0;
@@ -109,6 +147,7 @@ impl DnnConv {
             .iter()
             .copied()
             .chain(masks.iter().map(|m| m.as_slice()))
+            .chain(tiled)
             .filter(|shape| {
                 !(channels_inner && shape.iter().any(|(n, _)| *n == "LCOLS" || *n == "PATCH"))
             })
@@ -160,6 +199,9 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
         ("PATCH", 0),
         ("OSTAGE", 0),
         ("MASK", 0),
+        ("TILES", 1),
+        ("KEXACT", 0),
+        ("STCS", 0),
         ("MINB", 2),
     ];
     let shapes: [&[(&str, i64)]; 5] = [
