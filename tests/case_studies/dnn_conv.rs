@@ -102,6 +102,19 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
     .collect()
 }
 
+/// The study's space and an evaluator of it on `backend` (no compile time limit: the
+/// sweeps compile one configuration at a time on a shared machine).
+fn evaluator<B: Backend>(
+    backend: &Arc<B>,
+    target: &Target,
+    study: &DnnConv,
+) -> (Space, KernelEvaluator<B>) {
+    let (info, spec) = study.case(target).unwrap().split();
+    let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
+    let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+    (info.space, ev)
+}
+
 /// Measures the configuration of `values` (those the space has) when it is in the space,
 /// panicking on a wrong result, and notes the integer values it ran with in `seen`. False
 /// when it is not in the space or over a device limit after compiling.
@@ -149,15 +162,12 @@ pub fn dnn_conv_loads_and_offsets_are_right<B: Backend>(backend: Arc<B>) {
     let mut seen: Vec<(&str, i64)> = Vec::new();
     for layer in [SMALL[0], SMALL[1], ODD] {
         let study = DnnConv::new(layer);
-        let case = study.case(&target).unwrap();
-        let (info, spec) = case.split();
-        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
-        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let (space, ev) = evaluator(&backend, &target, &study);
         let mut measured = 0;
         for korder in [0, 1] {
             for i in 0..8 {
                 let values = combination(i, korder);
-                if run(&ev, &info.space, &layer, &values, &mut seen) {
+                if run(&ev, &space, &layer, &values, &mut seen) {
                     measured += 1;
                 }
             }
@@ -218,10 +228,7 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
             pass: Pass::BackwardFilter,
             ..DnnConv::new(layer)
         };
-        let case = study.case(&target).unwrap();
-        let (info, spec) = case.split();
-        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
-        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let (space, ev) = evaluator(&backend, &target, &study);
         let mut measured = 0;
         for i in 0..8 {
             let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
@@ -255,7 +262,7 @@ pub fn dnn_conv_backward_filter_is_right<B: Backend>(backend: Arc<B>) {
             .into_iter()
             .map(|(n, v)| (n, Value::Int(v)))
             .collect();
-            if run(&ev, &info.space, &layer, &values, &mut seen) {
+            if run(&ev, &space, &layer, &values, &mut seen) {
                 measured += 1;
             }
         }
@@ -290,10 +297,7 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
     let odd5 = Layer { c: 5, ..ODD };
     for layer in [STRIDE4, SMALL[0], odd5, WIDE] {
         let study = DnnConv::new(layer);
-        let case = study.case(&target).unwrap();
-        let (info, spec) = case.split();
-        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
-        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let (space, ev) = evaluator(&backend, &target, &study);
         let mut measured = 0;
         for i in 0..12 {
             let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
@@ -327,7 +331,7 @@ pub fn dnn_conv_staged_patch_is_right<B: Backend>(backend: Arc<B>) {
             .into_iter()
             .map(|(n, v)| (n, Value::Int(v)))
             .collect();
-            if run(&ev, &info.space, &layer, &values, &mut seen) {
+            if run(&ev, &space, &layer, &values, &mut seen) {
                 measured += 1;
             }
         }
@@ -428,10 +432,7 @@ pub fn dnn_conv_tap_masks_are_right<B: Backend>(backend: Arc<B>) {
     for layer in MASKED.iter().chain(&[SMALL[0]]) {
         assert_eq!(layer.npq() % 64, 0, "{}", layer.name);
         let study = DnnConv::new(*layer);
-        let case = study.case(&target).unwrap();
-        let (info, spec) = case.split();
-        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
-        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let (space, ev) = evaluator(&backend, &target, &study);
         let mut measured = 0;
         for i in 0..6 {
             let pick = |vals: &[i64], period: usize| vals[(i / period) % vals.len()];
@@ -465,7 +466,7 @@ pub fn dnn_conv_tap_masks_are_right<B: Backend>(backend: Arc<B>) {
             .into_iter()
             .map(|(n, v)| (n, Value::Int(v)))
             .collect();
-            if run(&ev, &info.space, layer, &values, &mut seen) {
+            if run(&ev, &space, layer, &values, &mut seen) {
                 measured += 1;
             }
         }
@@ -587,10 +588,7 @@ pub fn dnn_conv_pixel_tiles_are_right<B: Backend>(backend: Arc<B>) {
     let mut wrong: Vec<String> = Vec::new();
     for layer in SHORT {
         let study = DnnConv::new(layer);
-        let case = study.case(&target).unwrap();
-        let (info, spec) = case.split();
-        let spec = spec.compile_time_limit(NO_COMPILE_LIMIT);
-        let ev = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec).unwrap();
+        let (space, ev) = evaluator(&backend, &target, &study);
         let three = layer.c == 3;
         // The largest of the picked TILES that divides the layer's tiles of 32 pixels.
         let tiles = |t: i64| {
@@ -663,7 +661,7 @@ pub fn dnn_conv_pixel_tiles_are_right<B: Backend>(backend: Arc<B>) {
                 values.push((name, Value::Int(v)));
             }
             let channels_inner_tiled = korder == 1 && !(k >= 6 && variants[k - 6].0 == "TILES");
-            match try_run(&ev, &info.space, &layer, &values, &mut seen) {
+            match try_run(&ev, &space, &layer, &values, &mut seen) {
                 Ok(true) => {
                     assert!(!channels_inner_tiled, "{}: {k} is in the space", layer.name);
                     measured += 1
