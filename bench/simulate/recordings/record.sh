@@ -8,8 +8,9 @@
 #     bash bench/simulate/recordings/record.sh
 #
 # Writes $OUT/recordings.tar.gz (tune's logs, gzipped, and the clocks sampled every 5 s) and
-# prints each run's summary. A run cut by its limit continues with RESUME=1 (the log's
-# measurements are kept; the limit counts the log's time too, see `tune run --help`).
+# prints each run's summary. A run cut by its limit continues in a second call with
+# RESUME_FROM=the first call's recordings.tar.gz (its logs' measurements are kept; the
+# limits count the logs' time too, see `tune run --help`).
 set -uo pipefail
 tune="${TUNE:-.device-bin/search8/tune}"
 out="${OUT:-out}"
@@ -17,7 +18,11 @@ here="bench/simulate/recordings"
 work="$out/rec"
 mkdir -p "$work"
 resume=()
-[ "${RESUME:-0}" = 1 ] && resume=(--resume)
+if [ -n "${RESUME_FROM:-}" ]; then
+  tar -xzf "$RESUME_FROM" -C "$work" && gunzip -f "$work"/*.jsonl.gz
+  resume=(--resume)
+  rm -f "$work/clocks.csv"
+fi
 
 nvidia-smi --query-gpu=timestamp,name,driver_version,clocks.sm,clocks.mem,temperature.gpu,power.draw \
   --format=csv -l 5 > "$work/clocks.csv" 2>&1 &

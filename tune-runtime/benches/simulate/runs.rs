@@ -556,6 +556,49 @@ pub fn run_all(spaces: &[Space], cands: &[Candidate], seeds: u64) -> Vec<Run> {
         .collect()
 }
 
+/// Every (candidate, space, seed) run at one budget, as JSON lines: the proposals in the
+/// order measured, each as the cache's key (the parameters' values joined by commas) and
+/// its recorded cost (null for a failure).
+pub fn trace(spaces: &[Space], cands: &[Candidate], seeds: u64, budget: usize) -> Vec<String> {
+    use rayon::prelude::*;
+    let jobs: Vec<(usize, usize, u64)> = (0..cands.len())
+        .flat_map(|c| (0..spaces.len()).flat_map(move |s| (0..seeds).map(move |k| (c, s, k))))
+        .collect();
+    jobs.par_iter()
+        .map(|&(c, s, seed)| {
+            let space = &spaces[s];
+            let result = Tuner::new(space.rec.space().clone(), space.rec.evaluator())
+                .technique((cands[c].build)())
+                .abort(Evaluations(budget as u64))
+                .batch(SIM_BATCH)
+                .seed(seed)
+                .progress(false)
+                .run();
+            let evals: Vec<Json> = result
+                .map(|r| {
+                    r.records
+                        .iter()
+                        .map(|rec| {
+                            let key = space.rec.space().get(rec.index).map(|cfg| {
+                                (0..space.rec.space().params().len())
+                                    .filter_map(|k| space.rec.label(&cfg, k))
+                                    .collect::<Vec<_>>()
+                                    .join(",")
+                            });
+                            json!([key, if rec.is_ok() { rec.cost } else { None }])
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({
+                "technique": cands[c].name, "space": space.name, "seed": seed,
+                "budget": budget, "evals": evals,
+            })
+            .to_string()
+        })
+        .collect()
+}
+
 /// The runs grouped by (tool, technique) then space.
 pub type Grouped<'a> = HashMap<(String, String), HashMap<String, Vec<&'a Run>>>;
 
