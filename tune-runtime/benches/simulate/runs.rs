@@ -85,7 +85,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 20] = [
+pub const VARIANTS: [&str; 26] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -115,6 +115,16 @@ pub const VARIANTS: [&str; 20] = [
     "surrogate[init=10;exploit=0.25;inter=1]>bandit(1.0,100)",
     // Round 6's second: extremely randomised trees (random cuts, no bootstrap).
     "surrogate[init=10;exploit=0.25;et=1]>bandit(1.0,100)",
+    // Round 8, on top of the default (`hybrid` = `surrogate[init=10;spread=2]>bandit(1.0,100)`),
+    // from the trace of the H200 convolution: a start design that does not sit in the
+    // corners (random; balanced over each parameter's values), the power-of-two alignment
+    // of sizes as features, both, and an earlier hand-over to the bandit.
+    "surrogate[init=10;spread=2;design=1]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;design=2]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;align=1]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2]>bandit(1.0,50)",
+    "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,50)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -282,7 +292,8 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
 /// when not 0), `local` (share of proposals near the incumbent), `ts` (Thompson sampling
 /// when not 0), `rank` (the forest fitted to ranks when not 0), `inter` (the log products
 /// and ratios of size parameters as features when not 0), `et` (extremely randomised trees
-/// when not 0).
+/// when not 0), `design` (the start design: 0 max-min, 1 random, 2 balanced), `align` (the
+/// power-of-two alignment of integer sizes as features when not 0).
 fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
     let mut t = tune_runtime::search::Surrogate::new();
     for kv in opts.split(';').filter(|s| !s.is_empty()) {
@@ -301,6 +312,13 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "rank" => t.rank_costs(x != 0.0),
             "inter" => t.interactions(x != 0.0),
             "et" => t.extra_trees(x != 0.0),
+            "design" => t.start_design(match x as u32 {
+                0 => tune_runtime::search::StartDesign::MaxMin,
+                1 => tune_runtime::search::StartDesign::Random,
+                2 => tune_runtime::search::StartDesign::Balanced,
+                _ => return None,
+            }),
+            "align" => t.alignment(x != 0.0),
             _ => return None,
         };
     }

@@ -126,7 +126,7 @@ pub use mcmc::Mcmc;
 pub use phased::Phased;
 pub use pso::Pso;
 pub use random::Random;
-pub use surrogate::Surrogate;
+pub use surrogate::{StartDesign, Surrogate};
 pub use transfer::{SourceView, Transfer};
 pub use warm::WarmStart;
 
