@@ -182,6 +182,12 @@ fn main() -> ExitCode {
                 "usage: select_gemm explain OUT_DIR [SPLIT] [K]".into(),
             )),
         },
+        Some("classifiers") => match args.get(1) {
+            Some(dir) => pipeline::classifiers_dir(&PathBuf::from(dir)),
+            None => Err(tune::Error::Select(
+                "usage: select_gemm classifiers DIR (a run's directory, with run.json)".into(),
+            )),
+        },
         Some("replay") => replay::main(&args[1..]),
         Some("gpu") => return gpu::main(&args[1..]),
         Some(other) => Err(tune::Error::Select(format!(

@@ -1,7 +1,8 @@
 //! Selecting by a model of each deployed configuration's performance (select8): where a
 //! classifier learns only which configuration won each training input, these models learn
 //! every measured cell of the set. Per configuration of the set, a ridge least-squares
-//! fit of its log share of the input's best (`ln(best / time)`) on the input's features
+//! fit of its log share of the input's best (`ln(best / time)`, cut off at [`CUTOFF`])
+//! on the input's features
 //! (on the trees' `log2(1 + x)` scale, standardised; [`Basis::Quadratic`] adds their
 //! squares); at run time the configuration with the best predicted share runs.
 //!
@@ -50,6 +51,14 @@ impl Basis {
 /// fit stable where features are near-collinear (`mn` against `m` and `n` on the log
 /// scale), small against the data (fixed a priori, select8).
 pub const RIDGE: f64 = 0.01;
+
+/// The share of the best below which a cell counts as that share: the models learn to
+/// rank the configurations near each input's best, not how slow a hopeless one is (a
+/// tile 20 times too large for a small input would otherwise pull its model, and its
+/// neighbours' ranking, toward it). The paper's cutoff normalisation at 90% of the best
+/// (fixed a priori; on round 7's committed CUDA run, seed 1, floors of 0, 50% and 80% were
+/// tried beside it: 2-4 points lower at k = 8).
+pub const CUTOFF: f64 = 0.9;
 
 /// A feature as the models read it: `(clamp(log2(1 + x), lo, hi) - mean) / sd`.
 #[derive(Clone, Debug, PartialEq, Serialize, Deserialize)]
@@ -142,17 +151,21 @@ fn columns_of(basis: Basis, z: &[f64]) -> Vec<f64> {
 
 /// Fits a model per configuration of `set` (indices of `m`) on the training inputs
 /// `train`: ridge least squares ([`RIDGE`] per input) of the log share of the input's
-/// best measured configuration, an unmeasured cell counting as the input's worst
-/// measured (see the module docs). Every feature of `m` (own and derived) that varies
+/// best measured configuration, at least `ln(CUTOFF)`, an unmeasured cell counting as
+/// the input's worst measured (see the module docs). Every feature of `m` (own and derived) that varies
 /// over the training inputs is read.
 ///
 /// # Errors
 /// [`Error::Select`] when no training input has a measured configuration of the set, or
 /// the solve fails.
 pub fn train_models(m: &Matrix, train: &[usize], set: &[usize], basis: Basis) -> Result<Models> {
+    let floor = CUTOFF.ln();
     let kept: Vec<(usize, Vec<f64>)> = train
         .iter()
-        .filter_map(|&i| Some((i, log_shares(m, i, set)?)))
+        .filter_map(|&i| {
+            let shares = log_shares(m, i, set)?;
+            Some((i, shares.into_iter().map(|v| v.max(floor)).collect()))
+        })
         .collect();
     if kept.is_empty() || set.is_empty() {
         return Err(Error::Select(
@@ -283,16 +296,19 @@ mod tests {
             .predict(&[f64::INFINITY, 1.0])
             .iter()
             .all(|s| s.is_finite()));
-        // The quadratic model finds the middle band, which a line per configuration
-        // reaches too here (log shares are piecewise linear): both pick the best on most
-        // training inputs.
-        for basis in [Basis::Linear, Basis::Quadratic] {
+        // Cut off at 90%, a configuration's target is flat but on its own band: the
+        // squares follow the middle band (within 20% of the best on all inputs but one
+        // next to a band's edge), a line per configuration less well, yet reaches it.
+        for (basis, want) in [(Basis::Linear, 17), (Basis::Quadratic, 20)] {
             let t = train_models(&m, &all, &[0, 1, 2], basis).unwrap();
-            let right = all
+            let near = all
                 .iter()
-                .filter(|&&i| Some(t.choose(&m.inputs()[i].features)) == m.best(i).map(|b| b.0))
+                .filter(|&&i| {
+                    let pick = m.get(i, t.choose(&m.inputs()[i].features)).unwrap();
+                    m.best(i).unwrap().1 / pick >= 0.8
+                })
                 .count();
-            assert!(right >= 17, "{basis:?}: {right} of 21");
+            assert!(near >= want, "{basis:?}: {near} of 21");
             assert!((0..=20).any(|e| t.choose(&[f64::from(1u32 << e), 1.0]) == 1));
         }
     }
