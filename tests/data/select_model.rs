@@ -8,7 +8,7 @@
 // 2: tile=512
 {
     let __tune_mn: f64 = { let v: f64 = m * n; if v.is_finite() { v } else { 0.0 } };
-::core::option::Option::Some(("1942f58b4153d766", {
+::core::option::Option::Some(("7454f537cc079129", {
     #[allow(clippy::manual_clamp)]
     let __tune_z0: f64 = ((1.0 + m.max(0.0)).log2().max(1.0).min(13.585079902767108) - 6.912656442622906) / 3.664206548347707;
     #[allow(clippy::manual_clamp)]

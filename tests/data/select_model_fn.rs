@@ -9,7 +9,7 @@
     input(m = m, n = n),
     select = "tests/data/select_model.rs"
 )]
-fn cost(m: u32, n: u32, #[tp([8, 64, 512])] tile: u32) -> f64 {
+fn span(m: u32, n: u32, #[tp([8, 64, 512])] tile: u32) -> f64 {
     let padded = f64::from(m.div_ceil(tile)) * f64::from(tile);
     let (per_row, fixed) = match tile {
         8 => (1.0, 0.0),
