@@ -7,7 +7,7 @@ use std::time::Instant;
 
 use tune::select::matrix::{best_in, score};
 use tune::select::{
-    evaluate, needed, Choice, Classifier, Matrix, Nested, SetMethod, Split, TreeLimits,
+    evaluate, needed, Choice, Classifier, Matrix, Nested, Objective, SetMethod, Split, TreeLimits,
 };
 use tune::{Result, Value};
 
@@ -149,7 +149,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         .chain([Classifier::COST_NEIGHBOURS])
         .collect();
     let mut summary = String::from(
-        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select7's scheme k=4 / k=8 | select6's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n",
+        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select7's scheme k=4 / k=8 | select6's scheme k=4 / k=8 | models alone k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n",
     );
     let mut plain = String::from(
         "| split | label cells measured / wanted (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen, k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
@@ -224,6 +224,21 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             nested_rows(m, truth, &split, &scheme6(by_group), &[4, DEPLOY_K]),
             "select6's scheme",
         );
+        // The 80 model recipes alone, chosen among by the same cross-validation (select8).
+        let all_recipes = scheme(by_group);
+        let models_only = Nested {
+            recipes: all_recipes
+                .recipes
+                .iter()
+                .copied()
+                .filter(|r| matches!(r.objective, Objective::Model(_)))
+                .collect(),
+            ..all_recipes
+        };
+        let models = skipped(
+            nested_rows(m, truth, &split, &models_only, &[4, DEPLOY_K]),
+            "Models alone",
+        );
         let folds = if by_group {
             "one fold per network of the training shapes (each left out in turn)"
         } else {
@@ -231,7 +246,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) |\n|---:|---|---:|---:|---:|---|",
+            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) | best model recipe (inner) |\n|---:|---|---:|---:|---:|---|---|",
             split.name,
             split.train.len(),
             split.test.len()
@@ -249,9 +264,16 @@ pub fn analyse(run: &RunFile) -> Result<String> {
                 .get(1)
                 .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
                 .unwrap_or_default();
+            let model = row
+                .choice
+                .scores
+                .iter()
+                .find(|(r, _)| matches!(r.objective, Objective::Model(_)))
+                .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "| {} | {} | {inner} | {} | {} | {second} |",
+                "| {} | {} | {inner} | {} | {} | {second} | {model} |",
                 row.k,
                 row.choice.recipe.name(),
                 pct(&row.test),
@@ -275,6 +297,16 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             old_at(DEPLOY_K),
             old.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
         );
+        let _ = writeln!(
+            out,
+            "Models alone ({}; the 80 model recipes, chosen among by the same cross-validation): k = 4 {} ({}), k = {DEPLOY_K} {} ({}; bound {}).\n",
+            split.name,
+            models.first().map(|r| pct(&r.test)).unwrap_or_default(),
+            models.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            models.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
+            models.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            models.get(1).map(|r| pct(&r.bound)).unwrap_or_default(),
+        );
         let five_at = |k: usize| {
             five.iter()
                 .find(|r| r.k == k)
@@ -292,7 +324,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         );
         let _ = writeln!(
             summary,
-            "| {} ({} / {}) | {} + {} + {gained} of {planned_labels} + {reserved} ({:.1}%) | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
+            "| {} ({} / {}) | {} + {} + {gained} of {planned_labels} + {reserved} ({:.1}%) | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} | {} / {} |",
             split.name,
             split.train.len(),
             split.test.len(),
@@ -309,6 +341,8 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             old_at(DEPLOY_K),
             five_at(4),
             five_at(DEPLOY_K),
+            models.first().map(|r| pct(&r.test)).unwrap_or_default(),
+            models.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
         );
         // Beside it: without label cells (a run with a label step), or with every wanted
         // label cell the run happened to measure (a run without one).
