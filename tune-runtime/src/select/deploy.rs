@@ -568,6 +568,60 @@ mod tests {
     }
 
     #[test]
+    fn a_model_selector_reads_back_and_one_configuration_needs_no_comparison() {
+        use crate::select::model::{Linear, Variable};
+        let mut s = selector();
+        s.objective = Objective::Model(Basis::Linear);
+        s.tree = Node::Models(Box::new(Models {
+            basis: Basis::Linear,
+            variables: vec![Variable {
+                feature: 0,
+                lo: 1.0,
+                hi: 10.0,
+                mean: 5.0,
+                sd: 2.0,
+            }],
+            models: vec![
+                Linear {
+                    intercept: 0.0,
+                    weights: vec![-1.0],
+                },
+                Linear {
+                    intercept: -0.5,
+                    weights: vec![0.0],
+                },
+                Linear {
+                    intercept: -1.0,
+                    weights: vec![1.0],
+                },
+            ],
+        }));
+        let back: Selector = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        let wgd = |m: f64| s.choose(&[m, 1.0]).and_then(|c| c.get("wgd")).cloned();
+        // z = (log2(1 + m) clamped to [1, 10] - 5) / 2: small m runs 0, large m runs 2.
+        assert_eq!(wgd(1.0), Some(Value::Int(16)));
+        assert_eq!(wgd(1e6), Some(Value::Int(64)));
+        let src = s.rust("abc").unwrap();
+        assert!(src.contains("#[allow(clippy::manual_clamp)]"), "{src}");
+        assert!(
+            src.contains("_ => Self { wgd: 64, r#type: false },"),
+            "{src}"
+        );
+        assert!(src.contains("a model per configuration"), "{src}");
+        // One configuration: its literal, no locals, no comparison.
+        if let Node::Models(m) = &mut s.tree {
+            m.models.truncate(1);
+        }
+        let src = s.rust("abc").unwrap();
+        assert!(!src.contains("__tune_best"), "{src}");
+        assert!(
+            src.contains("Some((\"abc\", Self { wgd: 16, r#type: false }))"),
+            "{src}"
+        );
+    }
+
+    #[test]
     fn what_a_literal_cannot_hold_is_an_error() {
         let mut s = selector();
         s.configs[0].0[0].1 = Value::Str("Fast".into());
