@@ -10,7 +10,10 @@
 //! configuration and a chain of comparisons ([`Selector::rust`](super::deploy::Selector::rust)).
 //! Each feature is clamped to its training range before the model reads it, so an input
 //! outside it (a size of 0 or `u32::MAX`) gets the prediction of the nearest edge rather
-//! than a polynomial's extrapolation, and no input makes a prediction NaN.
+//! than a polynomial's extrapolation, and no input makes a prediction NaN. They cost
+//! more than a tree: a `log2` per feature and a multiply-add per feature and configuration
+//! (8 quadratic models over 8 features: some 90 ns a call against a tree's 2-3 ns,
+//! benches/benchmarks/select.rs, bench/select/RESULTS.md round 8).
 //!
 //! A training input's cell of a configuration that was not measured counts as the
 //! input's worst measured (as the cost trees and the nested cross-validation count it):
