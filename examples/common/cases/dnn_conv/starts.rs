@@ -3,6 +3,7 @@
 
 use tune::{Config, Space};
 
+use super::direct::{direct_config, with_direct_defaults};
 use super::DnnConv;
 
 impl DnnConv {
@@ -143,7 +144,7 @@ impl DnnConv {
         // not the layer's start, nor are its load rows or a staged patch.
         let channels_inner = self.layer.c % 16 == 0;
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
-        shapes
+        let gemm = shapes
             .iter()
             .copied()
             .chain(masks.iter().map(|m| m.as_slice()))
@@ -165,11 +166,15 @@ impl DnnConv {
                         })
                         .chain([("KORDER", order)])
                         .filter(|(n, _)| names.contains(n))
-                        .map(|(n, v)| (n, tune::Value::Int(v)));
-                    space.config_from_values(given).ok()
+                        .map(|(n, v)| (n, tune::Value::Int(v)))
+                        .collect::<Vec<_>>();
+                    space
+                        .config_from_values(with_direct_defaults(space, &given))
+                        .ok()
                 })
-            })
-            .collect()
+            });
+        // The direct path first where it is offered (conv1_1: the path built for it).
+        direct_starts(space).into_iter().chain(gemm).collect()
     }
 }
 
@@ -219,8 +224,54 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
                 .iter()
                 .map(|&(n, v)| (n, shape.iter().find(|(m, _)| *m == n).map_or(v, |s| s.1)))
                 .filter(|(n, _)| names.contains(n))
-                .map(|(n, v)| (n, tune::Value::Int(v)));
-            space.config_from_values(given).ok()
+                .map(|(n, v)| (n, tune::Value::Int(v)))
+                .collect::<Vec<_>>();
+            space
+                .config_from_values(with_direct_defaults(space, &given))
+                .ok()
+        })
+        .collect()
+}
+
+/// The direct path's starts (where it is offered): 8 pixels x 16 out channels per
+/// work-item (128 accumulators) in work-groups of 4 x 8 x 4 (32 x 8 pixels, 64 channels:
+/// conv1_1's 224 columns in 7 blocks), the weights and the input's halo tile in local
+/// memory; then the input from global memory, the weights from global memory, 8 channels
+/// per work-item, 4 and 16 pixels, 4 row blocks per work-group, the channel loop rolled,
+/// streaming stores, 32 channels of 4 pixels, and 2 resident work-groups asked of the
+/// compiler.
+fn direct_starts(space: &Space) -> Vec<Config> {
+    let base: [(&str, i64); 11] = [
+        ("DPX", 8),
+        ("DQK", 16),
+        ("DWX", 4),
+        ("DWY", 8),
+        ("DWK", 4),
+        ("DWMEM", 0),
+        ("DXMEM", 1),
+        ("DROWS", 1),
+        ("UNR", 1),
+        ("STCS", 0),
+        ("MINB", 1),
+    ];
+    let shapes: [&[(&str, i64)]; 11] = [
+        &[],
+        &[("DXMEM", 0)],
+        &[("DWMEM", 1)],
+        &[("DQK", 8), ("DWK", 8)],
+        &[("DPX", 4), ("DWX", 8), ("DWY", 4)],
+        &[("DPX", 16), ("DQK", 8), ("DWX", 2), ("DWY", 16), ("DWK", 8)],
+        &[("DROWS", 4)],
+        &[("UNR", 0)],
+        &[("STCS", 1)],
+        &[("DPX", 4), ("DQK", 32), ("DWX", 8), ("DWY", 4), ("DWK", 2)],
+        &[("MINB", 2)],
+    ];
+    shapes
+        .iter()
+        .filter_map(|shape| {
+            let given: Vec<(&str, i64)> = base.iter().chain(shape.iter()).copied().collect();
+            direct_config(space, &given)
         })
         .collect()
 }
