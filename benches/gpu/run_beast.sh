@@ -530,7 +530,7 @@ if wants r; then
   echo "### cuDNN through PyTorch (TF32 off): VGG16 conv1_1; copy (read + write) and write bandwidth"
   NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill |
     tee "$OUT/cudnn-r.tsv"
-  direct_conv1_1 r 600 110
+  direct_conv1_1 r 600 100
   profile_winner r
   nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-r.log"
 fi
