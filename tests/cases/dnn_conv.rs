@@ -111,6 +111,12 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         let study = DnnConv::new(*layer);
         let s = study.space(&t).unwrap();
         let starts = study.known_good(&t, &s);
+        // The direct path's starts come first, on conv1_1 only (C*R*S 27); the GEMM's follow.
+        let algo = |c: &tune::Config| c.get::<usize>(slot::ALGO);
+        let direct = starts.iter().take_while(|c| algo(c) == 1).count();
+        assert_eq!(direct > 0, layer.name == "conv1_1", "{}", layer.name);
+        assert!(starts[direct..].iter().all(|c| algo(c) == 0));
+        let starts = starts[direct..].to_vec();
         // The 64 x 256 tiles where 256 divides batch x pixels (not AlexNet L1's 387200);
         // SPLITK 2 and 3 where their workspace fits (AlexNet L4's 5.5 M outputs, not the
         // others'); 96-channel tiles where they divide the out channels (L2's 192).
@@ -613,7 +619,7 @@ fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
     // Every other layer keeps its space: one value for each of the direct path's
     // parameters, ALGO 0 (AlexNet L2's at the hardware level, as the GPU runs build it).
     let l2 = space(&ALEXNET[1], &t, Levels::Hardware).unwrap();
-    for s in slot::ALGO..=slot::DROWS {
+    for s in [slot::ALGO].into_iter().chain(slot::DPX..=slot::DROWS) {
         assert_eq!(l2.params()[s].domain_len(), 1, "{}", l2.params()[s].name());
     }
     let bwd = space_for(&ALEXNET[0], &t, Levels::Software, Pass::BackwardFilter).unwrap();
