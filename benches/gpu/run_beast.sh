@@ -38,7 +38,7 @@
 # and the bandwidths, the tuning with the direct starts and session 7's winner first, the
 # WINS lines of ALGO and the direct parameters, and Nsight Compute on the winner; about
 # 5.5 minutes) and `s` (the same after adjusting, plus VGG16 conv1_2 and AlexNet L1 with
-# cuDNN; about 6 minutes).
+# cuDNN, and the profile of conv1_1's winner where time is left; about 6 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -559,6 +559,11 @@ if wants s; then
   python3 benches/gpu/beast_table.py "$OUT/vgg16-s.log" "$OUT/vgg16-s-c12.log" \
     "$OUT/alexnet-s-l1.log" "$OUT/cudnn-s.tsv" 2>&1 | tee "$OUT/table-s.md"
   nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-s.log"
+  # The logs and the tuning's records in one file (the profile's run rewrites the records;
+  # at most 8 files come back), then the profile of conv1_1's winner if time is left.
+  (cd "$OUT" && tar czf logs-s.tgz gpu-s.log tests-s.log cudnn-s.tsv vgg16-s.log wins-s.log \
+    table-s.md vgg16-s-c12.log alexnet-s-l1.log -C "$PWD" target/tune)
+  if [ $(( $(date +%s) - t0 )) -lt 240 ]; then profile_winner s; fi
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

@@ -2,13 +2,17 @@
 // VGG16 conv1_1's 27), beside body.c's implicit GEMM (ALGO 0). tune prepends a dialect
 // prelude and body.c (whose GEMM kernel it compiles out) to this file. There the GEMM's
 // gather costs an address, a mask test and a local store per element for 27 multiply-adds
-// per output; here each work-item keeps DQK out channels x DPX consecutive output pixels
-// of one row in registers, loads the DNIN input values under its pixels once per input
-// row (c, r), and multiplies each by the S weights of its channels: DPX FMAs per weight
-// read, the input reused S times from registers, no per-element address or bounds check.
+// per output; here each work-item keeps DQK out channels x DPX output pixels of one row
+// in registers (DPX / 4 quads of 4 consecutive pixels, quad g of work-item x at column
+// (g * DWX + x) * 4 of the block, so that a warp's float4 stores of a quad cover DWX * 16
+// contiguous bytes: call r on the H200 had consecutive quads per work-item, whose stores
+// covered half of each sector per instruction), loads the DNQ input values under each quad
+// once per input row (c, r), and multiplies each by the S weights of its channels: DPX
+// FMAs per weight read, the input reused S times from registers, no per-element address
+// or bounds check.
 //
 // Parameters (ALGO 1; the GEMM's are fixed at their first values by the space):
-//   DPX    consecutive output pixels along W per work-item (a multiple of 4: float4 stores)
+//   DPX    output pixels along W per work-item, in quads of 4 (float4 stores)
 //   DQK    out channels per work-item (a multiple of 4: float4 weight reads)
 //   DWX, DWY, DWK  work-items per work-group along W, along H and over out-channel groups
 //   DWMEM  the weights: 0 in local memory ([C*R*S][DWK*DQK], staged once per work-group,
@@ -27,16 +31,17 @@
 #define NT (DWX * DWY * DWK)
 #define DBM (DWK * DQK)                          // out channels per work-group
 #define DCOLS (DWX * DPX)                        // output columns per work-group
-#define DNIN ((DPX - 1) * SV + S)                // input columns under a work-item's pixels
-#define DNIN4 (((DNIN + 3) / 4) * 4)
+#define DG (DPX / 4)                             // quads of pixels per work-item
+#define DNQ (3 * SV + S)                         // input columns under a quad
+#define DNQ4 (((DNQ + 3) / 4) * 4)
 #define DTQ ((Q + DCOLS - 1) / DCOLS)            // column blocks per output row
 #define DTP ((P + DWY * DROWS - 1) / (DWY * DROWS))  // row-block groups per image
-// The halo tile: XROWS input rows of XLD floats per channel; a work-item's strip starts
-// x*DPX*SV floats into its row (16-byte aligned) and reads DNIN4. XLD is padded so that
+// The halo tile: XROWS input rows of XLD floats per channel; quad g of work-item x starts
+// (g*DWX + x)*4*SV floats into its row (16-byte aligned) and reads DNQ4. XLD is padded so that
 // the next row starts 4 banks on where it would start in the same bank (a quarter warp's
 // float4 reads of two rows then fall in different banks).
 #define XROWS ((DWY - 1) * SU + R)
-#define XW ((DWX - 1) * DPX * SV + DNIN4)
+#define XW ((DCOLS - 4) * SV + DNQ4)
 #define XLD0 (((XW + 3) / 4) * 4)
 #define XLD (XLD0 % 32 == 0 ? XLD0 + 4 : XLD0)
 #define WFLOATS (DWMEM == 0 ? CRS * DBM : 0)
@@ -77,7 +82,8 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     const int tp = (int)((pblock / DTQ) % DTP);
     const long n = pblock / ((long)DTQ * DTP);
     const int q0 = tq * DCOLS;
-    const int q = q0 + x * DPX;
+    // The first column of quad g of this work-item.
+#define QUAD(g) (q0 + ((g) * DWX + x) * 4)
     IN_PTR img = in + n * (C * H * W);
     OUT_PTR obase = out + (n * KO + bm + kg * DQK) * (long)PQ;
 
@@ -121,7 +127,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         }
         SYNC();
 #endif
-        if (p < P && q < Q) {
+        if (p < P) {
             float acc[DQK][DPX];
             PRAGMA(unroll)
             for (int k = 0; k < DQK; ++k)
@@ -131,24 +137,30 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             for (int c = 0; c < C; ++c) {
                 PRAGMA(unroll)
                 for (int r = 0; r < R; ++r) {
-                    // The input row under the pixels, once: DNIN values, read S times.
-                    float xin[DNIN4];
+                    // The input row under each quad, once: DNQ values, read S times.
+                    float xin[DG][DNQ4];
 #if DXMEM == 1
-                    LOCAL_PTR xr = xt + (c * XROWS + y * SU + r) * XLD + x * (DPX * SV);
+                    LOCAL_PTR xr = xt + (c * XROWS + y * SU + r) * XLD + x * (4 * SV);
                     PRAGMA(unroll)
-                    for (int e = 0; e < DNIN4; e += 4) {
-                        const float4 v = SMEM_LOAD4(xr + e);
-                        xin[e] = v.x; xin[e + 1] = v.y; xin[e + 2] = v.z; xin[e + 3] = v.w;
-                    }
+                    for (int g = 0; g < DG; ++g)
+                        PRAGMA(unroll)
+                        for (int e = 0; e < DNQ4; e += 4) {
+                            const float4 v = SMEM_LOAD4(xr + g * (DWX * 4 * SV) + e);
+                            xin[g][e] = v.x; xin[g][e + 1] = v.y;
+                            xin[g][e + 2] = v.z; xin[g][e + 3] = v.w;
+                        }
 #else
                     const int h = p * SU - PH + r;
-                    const int w0 = q * SV - PW;
                     const int row_in = (unsigned)h < (unsigned)H;
-                    IN_PTR xr = img + (c * H + h) * W + w0;
                     PRAGMA(unroll)
-                    for (int e = 0; e < DNIN4; ++e) {
-                        const int inside = row_in && (unsigned)(w0 + e) < (unsigned)W;
-                        xin[e] = e < DNIN && inside ? LDG(xr + e) : 0.0f;
+                    for (int g = 0; g < DG; ++g) {
+                        const int w0 = QUAD(g) * SV - PW;
+                        IN_PTR xr = img + (c * H + h) * W + w0;
+                        PRAGMA(unroll)
+                        for (int e = 0; e < DNQ4; ++e) {
+                            const int inside = row_in && (unsigned)(w0 + e) < (unsigned)W;
+                            xin[g][e] = e < DNQ && inside ? LDG(xr + e) : 0.0f;
+                        }
                     }
 #endif
                     PRAGMA(unroll)
@@ -164,29 +176,32 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
                         for (int k = 0; k < DQK; ++k)
                             PRAGMA(unroll)
                             for (int j = 0; j < DPX; ++j)
-                                acc[k][j] = FMA(wv[k], xin[j * SV + s], acc[k][j]);
+                                acc[k][j] = FMA(wv[k], xin[j / 4][(j % 4) * SV + s], acc[k][j]);
                     }
                 }
             }
-            // out[n][bm + kg*DQK + k][p][q + j]: float4 along W where the strip is whole
-            // and rows start 16-byte aligned (Q a multiple of 4), else one at a time.
-            OUT_PTR o = obase + p * Q + q;
-            if (Q % 4 == 0 && q + DPX <= Q) {
-                PRAGMA(unroll)
-                for (int k = 0; k < DQK; ++k)
+            // out[n][bm + kg*DQK + k][p][QUAD(g) + j]: float4 where the quad is whole and
+            // rows start 16-byte aligned (Q a multiple of 4), else one at a time.
+            OUT_PTR o = obase + p * Q;
+            PRAGMA(unroll)
+            for (int g = 0; g < DG; ++g) {
+                const int qq = QUAD(g);
+                if (Q % 4 == 0 && qq + 4 <= Q) {
                     PRAGMA(unroll)
-                    for (int j = 0; j < DPX; j += 4)
-                        DSTORE4(o + k * PQ + j, acc[k][j], acc[k][j + 1], acc[k][j + 2],
-                                acc[k][j + 3]);
-            } else {
-                PRAGMA(unroll)
-                for (int k = 0; k < DQK; ++k)
+                    for (int k = 0; k < DQK; ++k)
+                        DSTORE4(o + k * PQ + qq, acc[k][4 * g], acc[k][4 * g + 1],
+                                acc[k][4 * g + 2], acc[k][4 * g + 3]);
+                } else {
                     PRAGMA(unroll)
-                    for (int j = 0; j < DPX; ++j)
-                        if (q + j < Q) DSTORE1(o + k * PQ + j, acc[k][j]);
+                    for (int k = 0; k < DQK; ++k)
+                        PRAGMA(unroll)
+                        for (int j = 0; j < 4; ++j)
+                            if (qq + j < Q) DSTORE1(o + k * PQ + qq + j, acc[k][4 * g + j]);
+                }
             }
         }
     }
 }
 #undef WROW
+#undef QUAD
 #endif  // ALGO == 1

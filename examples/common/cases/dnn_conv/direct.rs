@@ -25,7 +25,7 @@ pub(super) fn algo_domain(offered: bool) -> (&'static str, Vec<usize>) {
 /// configuration of the other path has.
 pub(super) fn direct_domains(offered: bool) -> Vec<(&'static str, Vec<usize>)> {
     let d = vec![
-        // Output pixels per work-item, consecutive along W (float4 stores).
+        // Output pixels per work-item along W, in quads of 4 (float4 stores) DWX quads apart.
         ("DPX", vec![4, 8, 16]),
         // Out channels per work-item (float4 weight reads).
         ("DQK", vec![4, 8, 16, 32]),
@@ -63,8 +63,8 @@ pub struct DirectDerived {
     pub groups: usize,
     /// Local memory per work-group, bytes (the weights and the halo tile; at least 16).
     pub local_bytes: usize,
-    /// Registers per work-item, estimated: the accumulators, one input row, one tap's
-    /// weights and 24 for addresses and counters (the compiled kernel is checked again).
+    /// Registers per work-item, estimated: the accumulators, one input row under each quad
+    /// of pixels, one tap's weights and 24 for addresses and counters (the compiled kernel is checked again).
     pub registers: usize,
 }
 
@@ -75,12 +75,13 @@ pub fn direct_derived(v: &[usize], layer: &Layer) -> DirectDerived {
     let nt = dwx * dwy * dwk;
     let channels = dwk * dqk;
     let cols = dwx * dpx;
-    let nin4 = ((dpx - 1) * layer.sv + layer.s).next_multiple_of(4);
+    // The input values under a quad of 4 pixels, in float4s.
+    let nq4 = (3 * layer.sv + layer.s).next_multiple_of(4);
     let row_blocks = layer.p().div_ceil(dwy * v[DROWS].max(1));
     let groups = layer.nb * row_blocks * layer.q().div_ceil(cols) * (layer.ko / channels).max(1);
     // The kernel's XLD: the halo tile's rows, 16-byte aligned, 4 banks on where a row
     // would start in the bank of the one before.
-    let xw = (dwx - 1) * dpx * layer.sv + nin4;
+    let xw = (cols.max(4) - 4) * layer.sv + nq4;
     let xld = match xw.next_multiple_of(4) {
         l if l % 32 == 0 => l + 4,
         l => l,
@@ -101,7 +102,7 @@ pub fn direct_derived(v: &[usize], layer: &Layer) -> DirectDerived {
         channels,
         groups,
         local_bytes: (4 * (weights + tile)).max(16),
-        registers: dpx * dqk + nin4 + dqk + 24,
+        registers: dpx * dqk + (dpx / 4).max(1) * nq4 + dqk + 24,
     }
 }
 

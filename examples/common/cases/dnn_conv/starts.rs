@@ -233,19 +233,20 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
         .collect()
 }
 
-/// The direct path's starts (where it is offered): 8 pixels x 16 out channels per
-/// work-item (128 accumulators) in work-groups of 4 x 8 x 4 (32 x 8 pixels, 64 channels:
-/// conv1_1's 224 columns in 7 blocks), the weights and the input's halo tile in local
-/// memory; then the input from global memory, the weights from global memory, 8 channels
-/// per work-item, 4 and 16 pixels, 4 row blocks per work-group, the channel loop rolled,
-/// streaming stores, 32 channels of 4 pixels, and 2 resident work-groups asked of the
-/// compiler.
+/// The direct path's starts (where it is offered): 4 pixels x 16 out channels per
+/// work-item in work-groups of 8 x 4 x 4 (32 x 4 pixels, 64 channels: conv1_1's 224
+/// columns in 7 blocks), the weights and the input's halo tile in local memory (the best
+/// direct configuration of session 8's first call on an H200, among the 10 measured); then
+/// the input from global memory, 8 pixels (two quads), 8 and 32 channels per work-item,
+/// 2 or 4 channel groups, 8 rows, 2 row blocks per work-group, the channel loop rolled,
+/// streaming stores, 2 resident work-groups asked of the compiler, and the weights from
+/// global memory.
 fn direct_starts(space: &Space) -> Vec<Config> {
     let base: [(&str, i64); 11] = [
-        ("DPX", 8),
+        ("DPX", 4),
         ("DQK", 16),
-        ("DWX", 4),
-        ("DWY", 8),
+        ("DWX", 8),
+        ("DWY", 4),
         ("DWK", 4),
         ("DWMEM", 0),
         ("DXMEM", 1),
@@ -254,18 +255,30 @@ fn direct_starts(space: &Space) -> Vec<Config> {
         ("STCS", 0),
         ("MINB", 1),
     ];
-    let shapes: [&[(&str, i64)]; 11] = [
+    let shapes: [&[(&str, i64)]; 16] = [
         &[],
         &[("DXMEM", 0)],
-        &[("DWMEM", 1)],
+        &[("DPX", 8), ("DWX", 4), ("DWY", 8)],
+        &[("DPX", 8), ("DQK", 8), ("DWX", 4), ("DWY", 8), ("DWK", 8)],
         &[("DQK", 8), ("DWK", 8)],
-        &[("DPX", 4), ("DWX", 8), ("DWY", 4)],
-        &[("DPX", 16), ("DQK", 8), ("DWX", 2), ("DWY", 16), ("DWK", 8)],
-        &[("DROWS", 4)],
+        &[("DQK", 8), ("DWY", 8), ("DWK", 2)],
+        &[("DQK", 32), ("DWK", 2)],
+        &[("DQK", 32), ("DWY", 8), ("DWK", 2)],
+        &[("DWY", 8), ("DWK", 2)],
+        &[("DROWS", 2)],
         &[("UNR", 0)],
         &[("STCS", 1)],
-        &[("DPX", 4), ("DQK", 32), ("DWX", 8), ("DWY", 4), ("DWK", 2)],
         &[("MINB", 2)],
+        &[("DXMEM", 0), ("UNR", 0)],
+        &[
+            ("DPX", 8),
+            ("DQK", 8),
+            ("DWX", 4),
+            ("DWY", 8),
+            ("DWK", 8),
+            ("UNR", 0),
+        ],
+        &[("DWMEM", 1)],
     ];
     shapes
         .iter()
