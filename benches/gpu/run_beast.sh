@@ -561,8 +561,9 @@ if wants s; then
   nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-s.log"
   # The logs and the tuning's records in one file (the profile's run rewrites the records;
   # at most 8 files come back), then the profile of conv1_1's winner if time is left.
+  root=$PWD
   (cd "$OUT" && tar czf logs-s.tgz gpu-s.log tests-s.log cudnn-s.tsv vgg16-s.log wins-s.log \
-    table-s.md vgg16-s-c12.log alexnet-s-l1.log -C "$PWD" target/tune)
+    table-s.md vgg16-s-c12.log alexnet-s-l1.log -C "$root" target/tune)
   if [ $(( $(date +%s) - t0 )) -lt 240 ]; then profile_winner s; fi
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
