@@ -11,7 +11,14 @@
 //!   so that the spread of the winners' times separates what the searches found from what
 //!   differs from one process to the next.
 //!
-//! `cargo run --release --features cuda --example timer_check -- --backend cuda CASE [--plain N | --across DB...]`
+//! - `--gaps N`: the case's configuration (the recorded best, else the fastest of the
+//!   space's first 200) timed in samples of one launch and of N back-to-back launches,
+//!   each with the host idle and with twice as many busy threads as cores: with the host
+//!   away between launches, a timer that counts the device's waits reads the batched
+//!   samples slower (a `GAPS` line per mode: load, launches per sample, median, min and
+//!   max per launch in microseconds, and the host's wall time per launch).
+//!
+//! `cargo run --release --features cuda --example timer_check -- --backend cuda CASE [--plain N | --across DB... | --gaps N]`
 //! with CASE `gemm:M` (an M³ GEMM), `conv:W:H:FS` or `saxpy:N`. Prints one `TIMER` line:
 //! case, mode, configuration, median, min and max in microseconds, samples; with
 //! `--across`, one `ACROSS` line per database and an `ACROSS-RANGE` line.
@@ -41,9 +48,15 @@ fn main() -> ExitCode {
             .position(|a| a == "--plain")
             .and_then(|i| args.get(i + 1))
             .and_then(|n| n.parse::<usize>().ok());
-        let mode = match args.iter().position(|a| a == "--across") {
-            Some(i) => Mode::Across(args[i + 1..].iter().map(PathBuf::from).collect()),
-            None => Mode::Tuner(plain),
+        let gaps = args
+            .iter()
+            .position(|a| a == "--gaps")
+            .and_then(|i| args.get(i + 1))
+            .and_then(|n| n.parse::<usize>().ok());
+        let mode = match (args.iter().position(|a| a == "--across"), gaps) {
+            (Some(i), _) => Mode::Across(args[i + 1..].iter().map(PathBuf::from).collect()),
+            (None, Some(n)) => Mode::Gaps(n),
+            (None, None) => Mode::Tuner(plain),
         };
         crate::with_backend!(device, |backend| run(backend, &case, &mode))
     })
@@ -55,6 +68,8 @@ enum Mode {
     Tuner(Option<usize>),
     /// The best of each of these databases, in one process.
     Across(Vec<PathBuf>),
+    /// Samples of one launch against samples of N, with the host idle and busy.
+    Gaps(usize),
 }
 
 /// Rounds of `--across`: every database's best once per round.
@@ -124,6 +139,7 @@ fn check<B: Backend>(backend: Arc<B>, study: &impl Study, mode: &Mode) -> Result
     let device = backend.device().describe();
     let plain = match mode {
         Mode::Tuner(plain) => *plain,
+        Mode::Gaps(n) => return gaps(backend, study, *n),
         Mode::Across(dbs) => {
             let configs = dbs
                 .iter()
@@ -214,4 +230,113 @@ fn across<B: Backend>(
         100.0 * (hi / lo - 1.0)
     );
     Ok(())
+}
+
+/// Samples per mode of `--gaps`.
+const GAP_SAMPLES: usize = 31;
+
+/// `--gaps N`: see the file's comment.
+fn gaps<B: Backend>(backend: Arc<B>, study: &impl Study, count: usize) -> Result<()> {
+    let target = Target::of(backend.as_ref())?;
+    let info = study.case(&target)?.split().0;
+    let device = backend.device().describe();
+    let db = std::env::var("TUNE_DB").unwrap_or_else(|_| "tuning".into());
+    let config = match recorded(db.into(), &info, &device) {
+        Ok(c) => c,
+        Err(_) => first_that_runs(&backend, study, &target)?,
+    };
+    let cores = std::thread::available_parallelism().map_or(1, |n| n.get());
+    for load in [0, 2 * cores] {
+        let _busy = Busy::start(load);
+        for per in [1, count.max(1)] {
+            let spec = study.case(&target)?.split().1;
+            let spec = spec
+                .launches_per_sample(per)
+                .warmups(3)
+                .repetitions(GAP_SAMPLES);
+            let evaluator = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec)?;
+            let prepared = evaluator
+                .prepare(&info.space, &config)
+                .map_err(|f| Error::KernelSpec(f.to_string()))?;
+            let clock = std::time::Instant::now();
+            let m = evaluator
+                .measure(&info.space, &config, prepared)
+                .map_err(|f| Error::KernelSpec(f.to_string()))?;
+            let wall = clock.elapsed().as_secs_f64();
+            let launches = evaluator.launches_per_sample().unwrap_or(1);
+            let mut t: Vec<f64> = m.samples.iter().map(|s| s * 1e6).collect();
+            t.sort_by(f64::total_cmp);
+            if t.is_empty() {
+                continue;
+            }
+            println!(
+                "GAPS\t{} [{}]\t{}\tbusy threads {load}\tlaunches {launches}\tmedian {:.3}\tmin {:.3}\tmax {:.3}\twall/launch {:.3}",
+                info.name,
+                info.input,
+                info.space.describe(&config),
+                t[t.len() / 2],
+                t[0],
+                t[t.len() - 1],
+                1e6 * wall / (t.len() * launches) as f64,
+            );
+        }
+    }
+    Ok(())
+}
+
+/// The fastest of the first 200 configurations of the case's space, in one sample each.
+fn first_that_runs<B: Backend>(
+    backend: &Arc<B>,
+    study: &impl Study,
+    target: &Target,
+) -> Result<Config> {
+    let (info, spec) = study.case(target)?.split();
+    let evaluator = KernelEvaluator::<B>::new(backend.clone(), &info.space, spec.repetitions(1))?;
+    let timed = info.space.iter().take(200).filter_map(|c| {
+        let m = evaluator
+            .prepare(&info.space, &c)
+            .and_then(|p| evaluator.measure(&info.space, &c, p))
+            .ok()?;
+        Some((m.cost, c))
+    });
+    let fastest = timed.min_by_key(|(cost, _)| *cost);
+    fastest
+        .map(|(_, c)| c)
+        .ok_or_else(|| Error::KernelSpec("none of the first 200 configurations runs".into()))
+}
+
+/// Threads that keep the host's cores busy until dropped.
+struct Busy {
+    stop: Arc<std::sync::atomic::AtomicBool>,
+    threads: Vec<std::thread::JoinHandle<()>>,
+}
+
+impl Busy {
+    fn start(n: usize) -> Self {
+        use std::sync::atomic::{AtomicBool, Ordering};
+        let stop = Arc::new(AtomicBool::new(false));
+        let threads = (0..n)
+            .map(|_| {
+                let stop = stop.clone();
+                std::thread::spawn(move || {
+                    let mut x = 0u64;
+                    while !stop.load(Ordering::Relaxed) {
+                        x = std::hint::black_box(
+                            x.wrapping_mul(6364136223846793005).wrapping_add(1),
+                        );
+                    }
+                })
+            })
+            .collect();
+        Busy { stop, threads }
+    }
+}
+
+impl Drop for Busy {
+    fn drop(&mut self) {
+        self.stop.store(true, std::sync::atomic::Ordering::Relaxed);
+        for t in self.threads.drain(..) {
+            let _ = t.join();
+        }
+    }
 }

@@ -1,7 +1,9 @@
 //! What a warm call of a generated selector costs (`#[tunable(select = ..)]`: a decision
 //! tree compiled to nested comparisons): the tunable of tests/select_dispatch.rs and its
 //! committed selector (5 configurations, depth 4), and that of tests/select_derived.rs,
-//! whose tree reads two derived features (`m * n`, `m / n`) the dispatch computes first. Beside criterion's median, the 99th
+//! whose tree reads two derived features (`m * n`, `m / n`) the dispatch computes first,
+//! and (select8) a model selector of tests/select_model.rs: eight configurations, a
+//! quadratic model each over `m, n, k` and five derived features. Beside criterion's median, the 99th
 //! percentile of calls timed in batches of 64, and the same with 16 threads calling at once
 //! (per-thread CPU time per call, so that a machine with fewer cores than threads does not
 //! count time-sharing as contention; 1024 calls between two readings of that clock, whose
@@ -15,6 +17,7 @@ use criterion::{criterion_group, Criterion};
 
 include!("../../tests/data/select_demo_fn.rs");
 include!("../../tests/data/select_derived_fn.rs");
+include!("../../tests/data/select_gemm8_fn.rs");
 
 /// Inputs inside and outside the tuned sizes.
 const INPUTS: [(u32, u32); 8] = [
@@ -92,6 +95,18 @@ fn select(c: &mut Criterion) {
                 i = (i + 1) % INPUTS.len();
                 let (m, n) = INPUTS[i];
                 CostConfig::select(black_box(m), black_box(n))
+            })
+        });
+    }
+    // A model per configuration (select8): eight of them over `m, n, k` and five
+    // derived features, squares included (tests/select_model.rs).
+    if Gemm8Config::select(16, 16, 16).is_some() {
+        g.bench_function("warm call, 8 quadratic models over 8 features", |b| {
+            let mut i = 0usize;
+            b.iter(|| {
+                i = (i + 1) % INPUTS.len();
+                let (m, n) = INPUTS[i];
+                Gemm8Config::select(black_box(m), black_box(n), black_box(m ^ n))
             })
         });
     }

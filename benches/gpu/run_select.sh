@@ -33,6 +33,11 @@
 #     bash benches/gpu/run_select.sh cuda                         # about 5.5 minutes
 #   SEEDS=1,2 PLAN=200 POOL=128 EVALS=7 TUNE_SELECT_SECONDS=290 LIMIT=320 \
 #     B=.device-bin/select7 bash benches/gpu/run_select.sh opencl # about 5.5 minutes
+# Since select8 the tuning side re-measures nothing (round 7 scored it: it cost more label
+# cells than it gave back; RELABEL=1 brings it back); the scoring side still re-measures
+# each shape's 3 best cells for the tables:
+#   SEEDS=1,2 PLAN=130 TUNE_SELECT_SECONDS=290 LIMIT=320 B=.device-bin/select8 \
+#     bash benches/gpu/run_select.sh cuda                         # about 4 minutes
 B=${B:-.device-bin/select5}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/select-out}
@@ -49,6 +54,7 @@ fi
 LIMIT=${LIMIT:-320}
 export TUNE_SELECT_SECONDS=$SECONDS_
 export TUNE_SELECT_SEEDS=${SEEDS:-1}
+export TUNE_SELECT_RELABEL=${RELABEL:-0}
 [ -n "${PLAN:-}" ] && export TUNE_SELECT_PLAN_SECONDS=$PLAN
 # The tables are computed where cargo is (`analyse`), not on the GPU machine's time.
 export TUNE_SELECT_ANALYSE=${TUNE_SELECT_ANALYSE:-0}
@@ -56,7 +62,7 @@ case "${1:-cuda}" in
 cuda | opencl)
   mkdir -p "$OUT/$1"
   git log -1 --format='commit %H' 2>/dev/null | tee "$OUT/$1/log.txt"
-  echo "POOL=$POOL TILED=$TILED EVALS=$EVALS TUNE_SELECT_SECONDS=$SECONDS_ LIMIT=$LIMIT SEEDS=$TUNE_SELECT_SEEDS PLAN=${PLAN:-}" |
+  echo "POOL=$POOL TILED=$TILED EVALS=$EVALS TUNE_SELECT_SECONDS=$SECONDS_ LIMIT=$LIMIT SEEDS=$TUNE_SELECT_SEEDS PLAN=${PLAN:-} RELABEL=$TUNE_SELECT_RELABEL" |
     tee -a "$OUT/$1/log.txt"
   # The SM clock under load, every 20 s (the run.sh line logs it idle, before).
   (while sleep 20; do

@@ -20,9 +20,12 @@
 //! The tuning run (`pipeline::TUNE_SHARE` and `pipeline::BUDGET`, fixed a priori):
 //! the searches and the cross-evaluation within 10% of the grid, then the label step
 //! (`pipeline::label_step`) for each training set, each split's and all shapes', within
-//! what they left of 15% less `remeasure::RESERVE` cells a training shape, then (select7)
-//! each training shape's `remeasure::TOP` best cells of what its selectors learn from
-//! measured `remeasure::ROUNDS` times more, interleaved (their median is learnt). Phases
+//! what they left of 15%. Since select8 the label step has the whole of it (select7's
+//! tuning-side re-measuring cost more label cells than it gave back: bench/select/RESULTS.md,
+//! round 7); `$TUNE_SELECT_RELABEL=1` runs select7's plan: `remeasure::RESERVE` cells a
+//! training shape kept from the label step, and each training shape's `remeasure::TOP`
+//! best cells of what its selectors learn from measured `remeasure::ROUNDS` times more,
+//! interleaved (their median is learnt), beside select6's label cells for comparison. Phases
 //! past it (each shape's `remeasure::SCORE_TOP` best cells of the truth re-measured last), each reported apart from the 15% and never read by a
 //! set or a tree: the scoring cells (`pipeline::verify`); cuBLAS on CUDA
 //! (`$TUNE_SELECT_VENDOR=0`: none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none).
@@ -143,6 +146,7 @@ fn run<B: Backend>(
     };
     let budget = budget();
     let seeds = seeds()?;
+    let reserve = reserve()?;
     let out = crate::out_dir(language.name());
     // Each seed's tuning run, label step and scoring cells: (directory, matrix, truth,
     // stats, label cells, scoring cells).
@@ -218,12 +222,12 @@ fn run<B: Backend>(
             &m,
             &mut truth,
             &trains,
-            (label_budget, RESERVE),
+            (label_budget, reserve),
             |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
             || before(0.8),
         )?;
         println!(
-            "label step: {} distinct label cells measured, {} planned over the training sets (at most {label_budget} each, less {RESERVE} a training shape for re-measuring: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
+            "label step: {} distinct label cells measured, {} planned over the training sets (at most {label_budget} each, less {reserve} a training shape for re-measuring: what the searches and cross-evaluation left of {:.0}% of the grid), {:.0?}",
             labelled.0,
             labelled.1,
             100.0 * pipeline::BUDGET,
@@ -231,9 +235,10 @@ fn run<B: Backend>(
         );
         // Each training shape's best cells of what its set's selectors learn from,
         // measured again (the same cell for two sets once), shape by shape.
+        // None without a reserve (select8's plan).
         let mut cells = Vec::new();
-        for train in &trains {
-            let b = pipeline::set_budget(label_budget, RESERVE, train.len());
+        for train in trains.iter().filter(|_| reserve > 0) {
+            let b = pipeline::set_budget(label_budget, reserve, train.len());
             let (lab, _, _) = pipeline::labelled(&m, &truth, train, b)?;
             // Within the label budget: a set too small for its reserve re-measures fewer.
             let mut own = best_cells(&lab, train, TOP);
@@ -254,25 +259,28 @@ fn run<B: Backend>(
         );
         // The scoring cells are planned on what the selectors learn from.
         let mut learnt = remeasure::with_times(&truth, &relabel)?;
-        let scored = pipeline::verify(&m, &mut learnt, (label_budget, RESERVE), |input, cfg| {
+        let scored = pipeline::verify(&m, &mut learnt, (label_budget, reserve), |input, cfg| {
             before(0.95).then_some(())?;
             bench.time(index(cfg)?, &find(&input.key))
         })?;
-        // select6's plan's label cells (the whole budget, nothing re-measured), for the
-        // tables' comparison alone: never read by this plan's selectors.
-        let plain = pipeline::label_step(
-            &m,
-            &mut truth,
-            &trains,
-            (label_budget, 0),
-            |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
-            || before(0.95),
-        )?;
-        println!(
-            "select6's plan's label cells, for comparison: {} more measured, {:.0?}",
-            plain.0,
-            started.elapsed()
-        );
+        // With a reserve (select7's plan), select6's plan's label cells (the whole
+        // budget, nothing re-measured), for the tables' comparison alone: never read by
+        // this plan's selectors. Without one they are the label step's own.
+        if reserve > 0 {
+            let plain = pipeline::label_step(
+                &m,
+                &mut truth,
+                &trains,
+                (label_budget, 0),
+                |input, cfg| bench.time(index(cfg)?, &find(&input.key)),
+                || before(0.95),
+            )?;
+            println!(
+                "select6's plan's label cells, for comparison: {} more measured, {:.0?}",
+                plain.0,
+                started.elapsed()
+            );
+        }
         for i in 0..truth.inputs().len() {
             for c in 0..truth.configs().len() {
                 if let (None, Some(_)) = (truth.get(i, c), learnt.get(i, c)) {
@@ -294,7 +302,7 @@ fn run<B: Backend>(
         let mut run = RunFile::new(m.clone(), &truth, stats, scored, None);
         run.labelled = labelled;
         run.budget = pipeline::BUDGET;
-        run.reserve = RESERVE;
+        run.reserve = reserve;
         run.relabel = relabel.clone();
         pipeline::write_run(&dir, &run, "analysing: see log.txt\n")?;
         runs.push((dir, m, truth, stats, labelled, scored, relabel));
@@ -356,7 +364,7 @@ fn run<B: Backend>(
         run.filled = filled;
         run.labelled = labelled;
         run.budget = pipeline::BUDGET;
-        run.reserve = RESERVE;
+        run.reserve = reserve;
         run.relabel = relabel;
         run.rescore = bench.medians(&truth, index);
         pipeline::write_run(&dir, &run, "analysing: see log.txt\n")?;
@@ -400,6 +408,18 @@ fn seeds() -> Result<Vec<u64>> {
         ));
     }
     Ok(seeds)
+}
+
+/// `$TUNE_SELECT_RELABEL`: `1` keeps select7's tuning-side re-measuring
+/// ([`RESERVE`] label cells a training shape); unset or `0`, none (select8's plan).
+fn reserve() -> Result<usize> {
+    match std::env::var("TUNE_SELECT_RELABEL").as_deref() {
+        Err(_) | Ok("0") => Ok(0),
+        Ok("1") => Ok(RESERVE),
+        Ok(v) => Err(tune::Error::Select(format!(
+            "TUNE_SELECT_RELABEL={v}: expected 1 (select7's tuning-side re-measuring) or 0 (none, the default)"
+        ))),
+    }
 }
 
 /// `$TUNE_SELECT_PLAN_SECONDS`: one seed's window for its searches, cross-evaluation,

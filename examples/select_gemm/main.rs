@@ -15,6 +15,8 @@
 //! cargo run --release --features select --example select_gemm -- plan OUT_DIR
 //! # where a split's shipped selector loses (default: MobileNet held out, k = 8)
 //! cargo run --release --features select --example select_gemm -- explain OUT_DIR [SPLIT] [K]
+//! # the classifier rows alone (k = 4 and 8, every split), in seconds
+//! cargo run --release --features select --example select_gemm -- classifiers OUT_DIR
 //! # a measuring plan replayed on a run whose grid was filled (replay.rs)
 //! cargo run --release --features select --example select_gemm -- replay OUT_DIR [EVALS] [TUNE_SHARE] [BUDGET]
 //! ```
@@ -182,10 +184,16 @@ fn main() -> ExitCode {
                 "usage: select_gemm explain OUT_DIR [SPLIT] [K]".into(),
             )),
         },
+        Some("classifiers") => match args.get(1) {
+            Some(dir) => pipeline::classifiers_dir(&PathBuf::from(dir)),
+            None => Err(tune::Error::Select(
+                "usage: select_gemm classifiers DIR (a run's directory, with run.json)".into(),
+            )),
+        },
         Some("replay") => replay::main(&args[1..]),
         Some("gpu") => return gpu::main(&args[1..]),
         Some(other) => Err(tune::Error::Select(format!(
-            "unknown command `{other}`; expected cpu, gpu, analyse, explain, plan or replay"
+            "unknown command `{other}`; expected cpu, gpu, analyse, explain, classifiers, plan or replay"
         ))),
     };
     match result {

@@ -7,14 +7,14 @@ use std::time::Instant;
 
 use tune::select::matrix::{best_in, score};
 use tune::select::{
-    evaluate, needed, Choice, Classifier, Matrix, Nested, SetMethod, Split, TreeLimits,
+    evaluate, needed, Choice, Classifier, Matrix, Nested, Objective, SetMethod, Split, TreeLimits,
 };
 use tune::{Result, Value};
 
 use super::cells::verify;
 use super::labels::labelled;
 use super::recipe::{
-    deploy, derived, methods, scheme, scheme5, scheme6, splits, DEPLOY_K, KS, KS_FIRST,
+    deploy, derived, methods, scheme, scheme6, scheme7, splits, DEPLOY_K, KS, KS_FIRST,
 };
 use super::run_file::{read_run, RunFile};
 
@@ -140,13 +140,16 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             "{verified} more cells measured the deployed configurations on the test shapes into the same matrix (a run before the scoring cells were kept apart: the selectors of one split may learn from cells measured to score another).\n"
         );
     }
-    // The paper's classifiers, then the cost-sensitive trees (select6).
+    // The paper's classifiers, then the cost-sensitive trees (select6), then a model per
+    // configuration and the cost-sensitive 3-NN (select8).
     let classifiers: Vec<Classifier> = Classifier::ALL
         .into_iter()
         .chain(Classifier::COST)
+        .chain(Classifier::MODELS)
+        .chain([Classifier::COST_NEIGHBOURS])
         .collect();
     let mut summary = String::from(
-        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select6's scheme k=4 / k=8 | select5's scheme k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|\n",
+        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select7's scheme k=4 / k=8 | select6's scheme k=4 / k=8 | models alone k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|\n",
     );
     let mut plain = String::from(
         "| split | label cells measured / wanted (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen, k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
@@ -214,12 +217,27 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             "Shipped",
         );
         let old = skipped(
+            nested_rows(m, truth, &split, &scheme7(by_group), &[4, DEPLOY_K]),
+            "select7's scheme",
+        );
+        let five = skipped(
             nested_rows(m, truth, &split, &scheme6(by_group), &[4, DEPLOY_K]),
             "select6's scheme",
         );
-        let five = skipped(
-            nested_rows(m, truth, &split, &scheme5(by_group), &[4, DEPLOY_K]),
-            "select5's scheme",
+        // The 80 model recipes alone, chosen among by the same cross-validation (select8).
+        let all_recipes = scheme(by_group);
+        let models_only = Nested {
+            recipes: all_recipes
+                .recipes
+                .iter()
+                .copied()
+                .filter(|r| matches!(r.objective, Objective::Model(_)))
+                .collect(),
+            ..all_recipes
+        };
+        let models = skipped(
+            nested_rows(m, truth, &split, &models_only, &[4, DEPLOY_K]),
+            "Models alone",
         );
         let folds = if by_group {
             "one fold per network of the training shapes (each left out in turn)"
@@ -228,7 +246,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) |\n|---:|---|---:|---:|---:|---|",
+            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) | best model recipe (inner) |\n|---:|---|---:|---:|---:|---|---|",
             split.name,
             split.train.len(),
             split.test.len()
@@ -246,9 +264,16 @@ pub fn analyse(run: &RunFile) -> Result<String> {
                 .get(1)
                 .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
                 .unwrap_or_default();
+            let model = row
+                .choice
+                .scores
+                .iter()
+                .find(|(r, _)| matches!(r.objective, Objective::Model(_)))
+                .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
+                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "| {} | {} | {inner} | {} | {} | {second} |",
+                "| {} | {} | {inner} | {} | {} | {second} | {model} |",
                 row.k,
                 row.choice.recipe.name(),
                 pct(&row.test),
@@ -265,12 +290,22 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "select6's scheme ({}; the 240 recipes without tile-fit features): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
+            "select7's scheme ({}; the 480 recipes without models): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
             split.name,
             old_at(4),
             old.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
             old_at(DEPLOY_K),
             old.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+        );
+        let _ = writeln!(
+            out,
+            "Models alone ({}; the 80 model recipes, chosen among by the same cross-validation): k = 4 {} ({}), k = {DEPLOY_K} {} ({}; bound {}).\n",
+            split.name,
+            models.first().map(|r| pct(&r.test)).unwrap_or_default(),
+            models.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            models.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
+            models.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            models.get(1).map(|r| pct(&r.bound)).unwrap_or_default(),
         );
         let five_at = |k: usize| {
             five.iter()
@@ -280,7 +315,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "select5's scheme ({}; the 60 recipes without cost trees and guards): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
+            "select6's scheme ({}; the 240 recipes without tile-fit features and models): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
             split.name,
             five_at(4),
             five.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
@@ -289,7 +324,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         );
         let _ = writeln!(
             summary,
-            "| {} ({} / {}) | {} + {} + {gained} of {planned_labels} + {reserved} ({:.1}%) | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} |",
+            "| {} ({} / {}) | {} + {} + {gained} of {planned_labels} + {reserved} ({:.1}%) | {} | {} | {} | {} | {} | {} | {} / {} | {} / {} | {} / {} |",
             split.name,
             split.train.len(),
             split.test.len(),
@@ -306,6 +341,8 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             old_at(DEPLOY_K),
             five_at(4),
             five_at(DEPLOY_K),
+            models.first().map(|r| pct(&r.test)).unwrap_or_default(),
+            models.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
         );
         // Beside it: without label cells (a run with a label step), or with every wanted
         // label cell the run happened to measure (a run without one).
@@ -445,5 +482,42 @@ pub fn plan_dir(dir: &Path) -> Result<()> {
         m.grid(),
         started.elapsed()
     );
+    Ok(())
+}
+
+/// `classifiers DIR`: the classifier rows of the tables alone (each split, every main set
+/// method, k = 4 and 8, the learnt matrix with each split's label cells), in seconds
+/// rather than the minutes of the nested choice: a quick look at a new classifier.
+pub fn classifiers_dir(dir: &Path) -> Result<()> {
+    let run = read_run(dir)?;
+    let truth = run.truth()?;
+    let learnt = run.learnt()?;
+    let classifiers: Vec<Classifier> = [
+        Classifier::Tree(TreeLimits::A),
+        Classifier::Tree(TreeLimits::B),
+        Classifier::CostTree(TreeLimits::B),
+        Classifier::NearestNeighbour,
+        Classifier::COST_NEIGHBOURS,
+    ]
+    .into_iter()
+    .chain(Classifier::MODELS)
+    .collect();
+    for split in splits(&run.matrix) {
+        let (lab, _, _) = labelled(
+            &run.matrix,
+            &learnt,
+            &split.train,
+            run.set_budget(split.train.len()),
+        )?;
+        let r = evaluate(
+            &lab,
+            &truth,
+            &split,
+            &SetMethod::MAIN,
+            &classifiers,
+            &[4, 8],
+        )?;
+        println!("## {}\n\n{}", split.name, r.markdown());
+    }
     Ok(())
 }

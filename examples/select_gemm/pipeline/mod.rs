@@ -19,7 +19,7 @@ pub mod remeasure;
 mod run_file;
 mod shapes;
 
-pub use analyse::{analyse, analyse_dir, plan_dir};
+pub use analyse::{analyse, analyse_dir, classifiers_dir, plan_dir};
 pub use cells::{fill, verify};
 pub use explain::explain_dir;
 pub use labels::{

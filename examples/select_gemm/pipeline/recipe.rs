@@ -99,17 +99,31 @@ pub fn tilings() -> Vec<Tiling> {
     vec![tiling(["WGD", "WGD", "WGD"]), tiling(["BM", "BN", "BK"])]
 }
 
-/// How the shipped recipe is chosen (select7, fixed before its GPU runs): [`scheme6`]'s
+/// How the shipped recipe was chosen in select7 (fixed before its GPU runs): [`scheme6`]'s
 /// 240 recipes, each again with the tile-fit features of its set (480: one feature per
 /// distinct tile of the chosen configurations, `m n k` over the padded `m n k`;
 /// [`tilings`]), by the same cross-validation: they ship only where the inner folds
 /// prefer them.
-pub fn scheme(by_group: bool) -> Nested {
+pub fn scheme7(by_group: bool) -> Nested {
     let six = scheme6(by_group);
     Nested {
         recipes: Recipe::and_fit(&six.recipes),
         tilings: tilings(),
         ..six
+    }
+}
+
+/// How the shipped recipe is chosen (select8, fixed before its GPU runs): [`scheme7`]'s
+/// 480 recipes and, for each set method and features (sizes alone or with [`derived`],
+/// with or without the set's tile fits), a linear and a quadratic model per
+/// configuration of its log share of the best instead of a tree (80 more, 560:
+/// `tune::select::model`), by the same cross-validation: the models ship only where the
+/// inner folds prefer them.
+pub fn scheme(by_group: bool) -> Nested {
+    let seven = scheme7(by_group);
+    Nested {
+        recipes: Recipe::and_models(&seven.recipes),
+        ..seven
     }
 }
 

@@ -14,6 +14,10 @@
 //! step, counted in the 15% (the label step gets [`TOP`] x [`ROUNDS`] cells a training
 //! shape fewer); the scoring side re-measures each shape's [`SCORE_TOP`] best cells of the
 //! truth before the tables divide by its optimum (not counted, as the scoring cells).
+//!
+//! Since select8 only the scoring side runs by default: scored against select6's plan in
+//! round 7's calls, the tuning side cost more label cells than it gave back
+//! (bench/select/RESULTS.md); `$TUNE_SELECT_RELABEL=1` runs it (gpu.rs).
 
 use std::collections::HashMap;
 

@@ -10,8 +10,9 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cost::train_cost_tree;
+use super::cost::{best_position, log_shares, train_cost_tree};
 use super::matrix::{best_in, Matrix};
+use super::model::{train_models, Basis, Models};
 use crate::results::database::key_distance;
 use crate::{Error, Result};
 
@@ -35,6 +36,8 @@ pub enum Node {
         /// Where the others go.
         above: Box<Node>,
     },
+    /// Run the set position whose model predicts the best share ([`Models`]; select8).
+    Models(Box<Models>),
 }
 
 impl Node {
@@ -78,6 +81,7 @@ impl Node {
                     let x = features.get(*feature).copied().unwrap_or(0.0);
                     node = if x <= *threshold { below } else { above };
                 }
+                Node::Models(models) => return models.choose(features),
             }
         }
     }
@@ -86,6 +90,8 @@ impl Node {
     pub fn shape(&self) -> (usize, usize) {
         match self {
             Node::Leaf { .. } => (0, 1),
+            // One leaf per configuration it may pick.
+            Node::Models(models) => (0, models.models.len()),
             Node::Split { below, above, .. } => {
                 let (db, lb) = below.shape();
                 let (da, la) = above.shape();
@@ -132,6 +138,13 @@ pub enum Classifier {
     CostTree(TreeLimits),
     /// The label of the nearest training input, on standardised `log2(1 + x)` features.
     NearestNeighbour,
+    /// A model per configuration of its share of the best ([`train_models`]; select8).
+    Model(Basis),
+    /// The set position with the best summed log share over the `k` nearest training
+    /// inputs (their whole rows of the set, not their labels; as 1-NN measures distance;
+    /// select8). With one neighbour it is 1-NN; a table row only: the generated dispatch
+    /// would scan every training input.
+    CostNeighbours(usize),
     /// The label of the nearest training input by the input key's distance
     /// ([`key_distance`]: what `Database::choose` falls back to), restricted to the set.
     NearestInput,
@@ -150,7 +163,9 @@ impl Classifier {
                 l.min_leaf
             ),
             Classifier::CostTree(l) => format!("cost {}", Classifier::Tree(l).name()),
+            Classifier::Model(b) => b.name().into(),
             Classifier::NearestNeighbour => "1-NN".into(),
+            Classifier::CostNeighbours(k) => format!("cost {k}-NN"),
             Classifier::NearestInput => "nearest input".into(),
         }
     }
@@ -163,6 +178,15 @@ impl Classifier {
         Classifier::NearestNeighbour,
         Classifier::NearestInput,
     ];
+
+    /// The per-configuration models (select8).
+    pub const MODELS: [Classifier; 2] = [
+        Classifier::Model(Basis::Linear),
+        Classifier::Model(Basis::Quadratic),
+    ];
+
+    /// Cost-sensitive nearest neighbours (select8; 3 neighbours, fixed a priori).
+    pub const COST_NEIGHBOURS: Classifier = Classifier::CostNeighbours(3);
 
     /// The cost-sensitive trees with the paper's limits A, B and C.
     pub const COST: [Classifier; 3] = [
@@ -341,6 +365,19 @@ pub enum Trained<'a> {
         /// Per feature: mean and standard deviation of the scaled values.
         scale: Vec<(f64, f64)>,
     },
+    /// Training inputs with their log shares of each set position
+    /// ([`Classifier::CostNeighbours`]), the features' mean and spread, and how many
+    /// neighbours vote.
+    CostNeighbours {
+        /// The matrix.
+        m: &'a Matrix,
+        /// (input, log share of each set position).
+        data: Vec<(usize, Vec<f64>)>,
+        /// Per feature: mean and standard deviation of the scaled values.
+        scale: Vec<(f64, f64)>,
+        /// Neighbours summed.
+        k: usize,
+    },
     /// Training inputs with their labels, compared by input key.
     Keys {
         /// The matrix.
@@ -356,21 +393,27 @@ impl Trained<'_> {
         match self {
             Trained::Tree(t) => Some(t.choose(features)),
             Trained::Neighbours { m, data, scale } => {
-                let z = |f: &[f64]| -> Vec<f64> {
-                    f.iter()
-                        .zip(scale)
-                        .map(|(&x, &(mu, sd))| (scaled(x) - mu) / sd)
-                        .collect()
-                };
-                let q = z(features);
+                let q = standard(features, scale);
                 data.iter()
-                    .map(|&(i, l)| {
-                        let p = z(&m.inputs()[i].features);
-                        let d: f64 = p.iter().zip(&q).map(|(a, b)| (a - b) * (a - b)).sum();
-                        (d, l)
-                    })
+                    .map(|&(i, l)| (distance(&standard(&m.inputs()[i].features, scale), &q), l))
                     .min_by(|a, b| a.0.total_cmp(&b.0))
                     .map(|(_, l)| l)
+            }
+            Trained::CostNeighbours { m, data, scale, k } => {
+                let q = standard(features, scale);
+                let mut near: Vec<(f64, &Vec<f64>)> = data
+                    .iter()
+                    .map(|(i, s)| (distance(&standard(&m.inputs()[*i].features, scale), &q), s))
+                    .collect();
+                // Stable: among equal distances the earlier training input.
+                near.sort_by(|a, b| a.0.total_cmp(&b.0));
+                let mut sums = vec![0.0; near.first()?.1.len()];
+                for (_, s) in near.iter().take((*k).max(1)) {
+                    for (t, v) in sums.iter_mut().zip(s.iter()) {
+                        *t += v;
+                    }
+                }
+                Some(best_position(&sums).0)
             }
             Trained::Keys { m, data } => data
                 .iter()
@@ -379,6 +422,35 @@ impl Trained<'_> {
                 .map(|(_, l)| l),
         }
     }
+}
+
+/// Standardised `log2(1 + x)` features.
+fn standard(f: &[f64], scale: &[(f64, f64)]) -> Vec<f64> {
+    f.iter()
+        .zip(scale)
+        .map(|(&x, &(mu, sd))| (scaled(x) - mu) / sd)
+        .collect()
+}
+
+fn distance(p: &[f64], q: &[f64]) -> f64 {
+    p.iter().zip(q).map(|(a, b)| (a - b) * (a - b)).sum()
+}
+
+/// Per feature of `m`: mean and standard deviation of the scaled values of `inputs`
+/// (a constant feature's spread is infinite: it adds nothing to any distance).
+fn spread(m: &Matrix, inputs: impl Iterator<Item = usize> + Clone) -> Vec<(f64, f64)> {
+    (0..m.features.len())
+        .map(|f| {
+            let v: Vec<f64> = inputs
+                .clone()
+                .map(|i| scaled(m.inputs()[i].features[f]))
+                .collect();
+            let n = v.len().max(1) as f64;
+            let mu = v.iter().sum::<f64>() / n;
+            let var = v.iter().map(|x| (x - mu) * (x - mu)).sum::<f64>() / n;
+            (mu, if var > 0.0 { var.sqrt() } else { f64::INFINITY })
+        })
+        .collect()
 }
 
 /// Trains `classifier` on the training inputs of `m` for the deployed `set`.
@@ -394,22 +466,21 @@ pub fn train<'a>(
     Ok(match classifier {
         Classifier::Tree(limits) => Trained::Tree(train_tree(m, train, set, limits)?),
         Classifier::CostTree(limits) => Trained::Tree(train_cost_tree(m, train, set, limits)?),
+        Classifier::Model(basis) => {
+            Trained::Tree(Node::Models(Box::new(train_models(m, train, set, basis)?)))
+        }
         Classifier::NearestNeighbour => {
             let data = labelled(m, train, set);
-            let scale = (0..m.features.len())
-                .map(|f| {
-                    let v: Vec<f64> = data
-                        .iter()
-                        .map(|&(i, _)| scaled(m.inputs()[i].features[f]))
-                        .collect();
-                    let n = v.len().max(1) as f64;
-                    let mu = v.iter().sum::<f64>() / n;
-                    let var = v.iter().map(|x| (x - mu) * (x - mu)).sum::<f64>() / n;
-                    // A constant feature adds nothing to any distance.
-                    (mu, if var > 0.0 { var.sqrt() } else { f64::INFINITY })
-                })
-                .collect();
+            let scale = spread(m, data.iter().map(|&(i, _)| i));
             Trained::Neighbours { m, data, scale }
+        }
+        Classifier::CostNeighbours(k) => {
+            let data: Vec<(usize, Vec<f64>)> = train
+                .iter()
+                .filter_map(|&i| Some((i, log_shares(m, i, set)?)))
+                .collect();
+            let scale = spread(m, data.iter().map(|(i, _)| *i));
+            Trained::CostNeighbours { m, data, scale, k }
         }
         Classifier::NearestInput => Trained::Keys {
             m,
@@ -481,6 +552,34 @@ pub(in crate::select) mod tests {
             assert_eq!(t.choose(&[20.0, 1.0], "n=20,b=1"), Some(0), "{c:?}");
             assert_eq!(t.choose(&[1e6, 1.0], "n=1000000,b=1"), Some(2), "{c:?}");
         }
+    }
+
+    #[test]
+    fn cost_neighbours_weigh_the_neighbours_rows_not_their_labels() {
+        // The nearest input (n = 10) is 2% faster with configuration 1; the next two
+        // (n = 12, 14) three times slower with it: 1-NN runs 1, the cost 3-NN runs 0.
+        let mut m = Matrix::new("t", "d", vec!["n".into()]);
+        for c in 0..2 {
+            m.add_config(Named(vec![("C".into(), Value::Int(c))]));
+        }
+        for (n, (a, b)) in [(10.0, (1.02, 1.0)), (12.0, (1.0, 3.0)), (14.0, (1.0, 3.0))] {
+            let i = m.add_input(Input {
+                key: format!("n={n}"),
+                features: vec![n],
+                groups: vec![],
+            });
+            m.set(i, 0, a).unwrap();
+            m.set(i, 1, b).unwrap();
+        }
+        let all = [0, 1, 2];
+        let one = train(&m, &all, &[0, 1], Classifier::NearestNeighbour).unwrap();
+        assert_eq!(one.choose(&[9.0], "n=9"), Some(1));
+        let three = train(&m, &all, &[0, 1], Classifier::COST_NEIGHBOURS).unwrap();
+        assert_eq!(three.choose(&[9.0], "n=9"), Some(0));
+        // One neighbour: its own best, as 1-NN.
+        let cost1 = train(&m, &all, &[0, 1], Classifier::CostNeighbours(1)).unwrap();
+        assert_eq!(cost1.choose(&[9.0], "n=9"), Some(1));
+        assert_eq!(Classifier::COST_NEIGHBOURS.name(), "cost 3-NN");
     }
 
     /// Was (linfa-trees 0.8.1): on a grid of sizes, whose values repeat across inputs, the

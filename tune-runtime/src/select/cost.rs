@@ -13,6 +13,7 @@ use serde::{Deserialize, Serialize};
 
 use super::classify::{midpoint, scaled, train_tree, Node, TreeLimits};
 use super::matrix::{best_in, Matrix};
+use super::model::{train_models, Basis};
 use crate::{Error, Result};
 
 /// What a tree's splits optimise.
@@ -28,6 +29,11 @@ pub enum Objective {
     /// the performance it wins, not for separating labels whose configurations are
     /// near-equal on those inputs.
     GeoMean,
+    /// No tree: a model per configuration of its share of the input's best, fitted on
+    /// every training cell of the set, and the best predicted runs
+    /// ([`Models`](super::model::Models); select8).
+    /// The tree's limits are not read.
+    Model(Basis),
 }
 
 /// [`train_tree`] or [`train_cost_tree`], by `objective`.
@@ -44,6 +50,7 @@ pub fn train_tree_for(
     match objective {
         Objective::Label => train_tree(m, train, set, limits),
         Objective::GeoMean => train_cost_tree(m, train, set, limits),
+        Objective::Model(basis) => Ok(Node::Models(Box::new(train_models(m, train, set, basis)?))),
     }
 }
 
@@ -51,7 +58,7 @@ pub fn train_tree_for(
 /// best measured configuration (of all, not only of the set); a position not measured
 /// there counts as the input's worst measured (as the nested cross-validation scores an
 /// unmeasured pick). `None` when no configuration of the set was measured on `i`.
-fn log_shares(m: &Matrix, i: usize, set: &[usize]) -> Option<Vec<f64>> {
+pub(super) fn log_shares(m: &Matrix, i: usize, set: &[usize]) -> Option<Vec<f64>> {
     best_in(m, i, set)?;
     let (_, best) = m.best(i)?;
     let worst = (0..m.configs().len())
@@ -137,7 +144,7 @@ struct CostGrower<'a> {
 }
 
 /// The best position of summed log shares and its sum; ties to the lower position.
-fn best_position(sums: &[f64]) -> (usize, f64) {
+pub(super) fn best_position(sums: &[f64]) -> (usize, f64) {
     sums.iter()
         .copied()
         .enumerate()

@@ -11,6 +11,8 @@
 //!   neighbour, the nearest recorded input.
 //! - [`cost`]: cost-sensitive trees (splits that win performance, not labels) and the
 //!   set's most robust configuration.
+//! - [`model`]: a model per configuration of its share of the best, fitted on every
+//!   measured cell of the set, not only the winners (select8).
 //! - [`deploy`]: the [`Selector`] that ships, and its Rust source for
 //!   `#[tunable(select = "..")]`.
 //! - [`report`]: splits of the inputs and the tables (every method x classifier x k).
@@ -46,6 +48,7 @@ pub mod cross;
 pub mod deploy;
 pub mod features;
 pub mod matrix;
+pub mod model;
 pub mod nested;
 pub mod report;
 pub mod set;
@@ -55,6 +58,7 @@ pub use cost::Objective;
 pub use cross::{measured, tune_inputs, Plan, Stats};
 pub use deploy::Selector;
 pub use matrix::{Input, Matrix, Normalisation, Score};
+pub use model::{Basis, Models};
 pub use nested::{Choice, Nested, Recipe};
 pub use report::{evaluate, group_splits, needed, random_split, Report, Split};
 pub use set::SetMethod;

@@ -17,6 +17,7 @@ use super::cost::{train_tree_for, Objective};
 use super::deploy::{Guard, Selector};
 use super::features::{fit_features, Derived, Tiling};
 use super::matrix::{score_or_worst, Matrix, Normalisation, Score};
+use super::model::Basis;
 use super::set::{self, SetMethod};
 use crate::{Error, Result};
 
@@ -46,11 +47,12 @@ pub struct Recipe {
 impl Recipe {
     /// A name for tables: `greedy, tree A`.
     pub fn name(&self) -> String {
-        let tree = match self.limits {
-            TreeLimits::A => "tree A".into(),
-            TreeLimits::B => "tree B".into(),
-            TreeLimits::C => "tree C".into(),
-            l => format!(
+        let tree = match (self.objective, self.limits) {
+            (Objective::Model(b), _) => b.name().into(),
+            (_, TreeLimits::A) => "tree A".into(),
+            (_, TreeLimits::B) => "tree B".into(),
+            (_, TreeLimits::C) => "tree C".into(),
+            (_, l) => format!(
                 "tree (depth {}, leaf {})",
                 l.max_depth.map_or("any".into(), |d| d.to_string()),
                 l.min_leaf
@@ -62,7 +64,7 @@ impl Recipe {
             ""
         };
         let cost = match self.objective {
-            Objective::Label => "",
+            Objective::Label | Objective::Model(_) => "",
             Objective::GeoMean => "cost ",
         };
         let guard = if self.guard { ", range guard" } else { "" };
@@ -114,6 +116,28 @@ impl Recipe {
     pub fn and_fit(recipes: &[Recipe]) -> Vec<Recipe> {
         let mut v = recipes.to_vec();
         v.extend(recipes.iter().map(|r| Recipe { fit: true, ..*r }));
+        v
+    }
+
+    /// `recipes`, then, for each of them with a label tree A and no guard (one per set
+    /// method and features), the same with a model per configuration of each basis
+    /// instead of a tree ([`Objective::Model`]; the tree's limits are not read, and
+    /// the models clamp each feature to its training range, as a guard would).
+    pub fn and_models(recipes: &[Recipe]) -> Vec<Recipe> {
+        let mut v = recipes.to_vec();
+        for basis in [Basis::Linear, Basis::Quadratic] {
+            v.extend(
+                recipes
+                    .iter()
+                    .filter(|r| {
+                        r.objective == Objective::Label && r.limits == TreeLimits::A && !r.guard
+                    })
+                    .map(|r| Recipe {
+                        objective: Objective::Model(basis),
+                        ..*r
+                    }),
+            );
+        }
         v
     }
 
@@ -354,7 +378,7 @@ pub(super) mod tests {
     use super::*;
     use crate::param::Value;
     use crate::results::Named;
-    use crate::select::Input;
+    use crate::select::{Input, Node};
 
     /// 60 inputs along `n`; configuration `c` (of 6) is best on the tenth of inputs
     /// `10c..10c+10`, and every configuration is measured everywhere.
@@ -493,6 +517,47 @@ pub(super) mod tests {
             "{src}"
         );
         assert!(src.contains("if __tune_mn <= "), "{src}");
+    }
+
+    #[test]
+    fn model_recipes_are_chosen_where_a_shallow_tree_cannot_follow_the_boundary() {
+        // The boundary `m n = 2^14` is a line on the log sizes: a model per configuration
+        // over them follows it; a depth-2 tree over `m` and `n` cannot.
+        let m = product_boundary();
+        let train: Vec<usize> = (0..m.inputs().len()).collect();
+        let shallow = Recipe {
+            method: SetMethod::Greedy,
+            limits: TreeLimits {
+                max_depth: Some(2),
+                min_leaf: 1,
+            },
+            derived: false,
+            objective: Objective::Label,
+            guard: false,
+            fit: false,
+        };
+        let a = Recipe {
+            limits: TreeLimits::A,
+            ..shallow
+        };
+        // Models are added once per tree-A recipe without a guard, for each basis.
+        let recipes = Recipe::and_models(&[shallow, a, Recipe { guard: true, ..a }]);
+        assert_eq!(recipes.len(), 5);
+        assert_eq!(recipes[3].objective, Objective::Model(Basis::Linear));
+        assert_eq!(recipes[4].name(), "greedy, quadratic model");
+        let nested = Nested {
+            recipes: vec![shallow, recipes[3]],
+            ..Nested::default()
+        };
+        let (s, choice) = nested.fit(&m, &train, 2).unwrap();
+        assert_eq!(choice.recipe, recipes[3], "{:?}", choice.scores);
+        assert!(choice.scores[0].1.geomean > choice.scores[1].1.geomean + 0.02);
+        assert!(matches!(s.tree, Node::Models(_)), "{:?}", s.tree);
+        let c = |x: f64, y: f64| s.choose(&[x, y]).and_then(|c| c.get("C")).cloned();
+        assert_eq!(c(4.0, 8.0), Some(Value::Int(0)));
+        assert_eq!(c(8192.0, 4096.0), Some(Value::Int(1)));
+        let src = s.rust("fp").unwrap();
+        assert!(src.contains("if __tune_s1 > __tune_best.1"), "{src}");
     }
 
     #[test]

@@ -29,6 +29,7 @@
 //! sets how many (0: build in this process, the default on other platforms).
 
 mod build;
+mod timing;
 
 use std::ffi::c_void;
 use std::fmt;
@@ -43,7 +44,7 @@ use opencl3::kernel::{set_kernel_arg, Kernel};
 use opencl3::memory::{Buffer, ClMem, CL_MEM_READ_WRITE};
 use opencl3::platform::{get_platforms, Platform};
 use opencl3::program::Program;
-use opencl3::types::{cl_device_id, cl_mem, CL_BLOCKING};
+use opencl3::types::{cl_device_id, cl_event, cl_mem, CL_BLOCKING};
 
 use super::{Backend, CompileRequest, DeviceInfo, KernelLimits, LaunchArg, LaunchDims};
 use crate::evaluate::Failure;
@@ -517,11 +518,15 @@ impl Backend for OpenCl {
         }
         let n = dims.dims.clamp(1, 3);
         let local = dims.local.map(|l| l[..n].to_vec());
-        // Back-to-back launches on the in-order queue: the device time runs from the start
-        // of the first to the end of the last.
-        let mut first = None;
-        let mut last = None;
-        for _ in 0..count.max(1) {
+        // Back-to-back launches on the in-order queue, held behind a gate until all are
+        // enqueued; the device time is the time the device was busy with them (timing.rs
+        // says why).
+        let mut gate = timing::Gate::new(&self.context)
+            .map_err(|e| Failure::Launch(format!("creating the launches' gate: {e}")))?;
+        let mut events = Vec::with_capacity(count.max(1));
+        for i in 0..count.max(1) {
+            let wait = [gate.event()];
+            let wait: &[cl_event] = if i == 0 { &wait } else { &[] };
             // SAFETY: the sizes point to `n` elements that live through the call.
             let event = unsafe {
                 self.queue.enqueue_nd_range_kernel(
@@ -530,7 +535,7 @@ impl Backend for OpenCl {
                     std::ptr::null(),
                     dims.global[..n].as_ptr(),
                     local.as_ref().map_or(std::ptr::null(), |l| l.as_ptr()),
-                    &[],
+                    wait,
                 )
             }
             .map_err(|e| {
@@ -540,21 +545,27 @@ impl Backend for OpenCl {
                     local
                 ))
             })?;
-            if first.is_none() {
-                first = Some(event);
-            } else {
-                last = Some(event);
-            }
+            events.push(event);
         }
+        gate.open()
+            .map_err(|e| Failure::Launch(format!("opening the launches' gate: {e}")))?;
         drop(k);
-        let first = first.ok_or_else(|| Failure::Other("no launch".into()))?;
-        let last = last.as_ref().unwrap_or(&first);
+        let last = events
+            .last()
+            .ok_or_else(|| Failure::Other("no launch".into()))?;
         last.wait()
             .map_err(|e| Failure::Launch(format!("kernel execution: {e}")))?;
         let profiling =
             |e: opencl3::error_codes::ClError| Failure::Other(format!("profiling: {e}"));
-        let start = first.profiling_command_start().map_err(profiling)?;
-        let end = last.profiling_command_end().map_err(profiling)?;
-        Ok(Duration::from_nanos(end.saturating_sub(start)))
+        let intervals = events
+            .iter()
+            .map(|e| {
+                Ok((
+                    e.profiling_command_start().map_err(profiling)?,
+                    e.profiling_command_end().map_err(profiling)?,
+                ))
+            })
+            .collect::<Result<Vec<_>, Failure>>()?;
+        Ok(Duration::from_nanos(timing::busy_ns(intervals)))
     }
 }
