@@ -13,7 +13,9 @@ import json
 import sys
 
 PARAMS = ["SPLITK", "BM", "BN", "BK", "VS", "FLAYOUT", "VA", "VB", "LCOLS", "PATCH", "OSTAGE", "MASK",
-          "TILES", "KEXACT", "STCS", "DB", "MINB"]
+          "TILES", "KEXACT", "STCS", "DB", "MINB", "UNR",
+          # The direct path (ALGO 1) and its parameters.
+          "ALGO", "DPX", "DQK", "DWX", "DWY", "DWK", "DWMEM", "DXMEM", "DROWS"]
 
 
 def main():

@@ -33,6 +33,12 @@
 # the copy and write bandwidths, the GPU tests through NVRTC and NVIDIA's OpenCL; about 4
 # minutes), `p` (every VGG16 layer with cuDNN, conv1_1 from C11, call o's winner; about 4.5
 # minutes) and `q` (every AlexNet layer with cuDNN; about 2.5 minutes).
+# Session 8 (an H200): `r` (VGG16 conv1_1 with the direct path for short reductions, ALGO 1,
+# beside the implicit GEMM: the GPU test of the direct path through NVRTC, cuDNN's conv1_1
+# and the bandwidths, the tuning with the direct starts and session 7's winner first, the
+# WINS lines of ALGO and the direct parameters, and Nsight Compute on the winner; about
+# 5.5 minutes) and `s` (the same after adjusting, plus VGG16 conv1_2 and AlexNet L1 with
+# cuDNN, and the profile of conv1_1's winner where time is left; about 6 minutes).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
@@ -451,6 +457,114 @@ if wants q; then
   grep -E "Duration|DRAM Throughput|Issue Slots Busy|Registers Per Thread|Achieved Occupancy|Warp Cycles Per Issued|Block Limit Reg|Stall|Selected" \
     "$OUT/prof/conv1_1-q-details.txt" | head -40
   (cd "$OUT" && tar czf profile-q.tgz prof && rm -rf prof)
+fi
+# Session 8: the direct path (ALGO 1) on VGG16 conv1_1. `direct_conv1_1 TAG EVALS SECONDS`
+# tunes it (session 7's winner first, then the starts: the direct path's, the GEMM's),
+# re-measures and validates the winner once, prints the WINS lines of ALGO and the direct
+# parameters and the table with cuDNN's conv1_1 (cudnn-TAG.tsv, timed before).
+C7=BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=1,TILES=16,KEXACT=1,STCS=0,MINB=2
+direct_conv1_1() {
+  local tag=$1 evals=$2 secs=$3
+  echo "### VGG16 conv1_1, batch 128: $evals evaluations or $secs s, the tuned one validated"
+  timeout $((secs + 45)) bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 \
+    --evals "$evals" --seconds "$secs" --validate best --start "$C7" 2>&1 |
+    tee "$OUT/vgg16-$tag.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv|start)"
+  python3 bench/beast/param_wins.py target/tune/cuda/dnn_conv-*.jsonl > "$OUT/wins-$tag.log" 2>&1
+  grep -E "c=3,h=224.*(ALGO|DPX|DQK|DWX|DWY|DWK|DWMEM|DXMEM|DROWS|UNR|STCS|MINB)\s" "$OUT/wins-$tag.log"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-$tag.log" "$OUT/cudnn-$tag.tsv" 2>&1 | tee "$OUT/table-$tag.md"
+}
+# Nsight Compute on the winner of the log vgg16-TAG.log, one launch: `profile_winner TAG`.
+profile_winner() {
+  local tag=$1 best ncu
+  best=$(grep -m1 '^best:' "$OUT/vgg16-$tag.log" | sed 's/^best: *//; s/ /,/g')
+  [ -n "$best" ] || { echo "no winner to profile"; return; }
+  ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
+  echo "### Nsight Compute: VGG16 conv1_1's winner ($best)"
+  mkdir -p "$OUT/prof"
+  timeout 110 bash $R $ncu --kernel-name dnn_conv --launch-count 1 --set full --import-source yes \
+    --clock-control none -f -o "$OUT/prof/conv1_1-$tag" bash -c "cd $PWD && $B/dnn_conv --backend cuda \
+    --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --start $best" \
+    > "$OUT/prof/conv1_1-$tag-run.log" 2>&1
+  tail -3 "$OUT/prof/conv1_1-$tag-run.log"
+  $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page details --print-details all > "$OUT/prof/conv1_1-$tag-details.txt" 2>&1
+  $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page source --csv --print-source sass > "$OUT/prof/conv1_1-$tag-sass.csv" 2>&1 || true
+  grep -E "Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Executed Ipc|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Block Limit|Stall|Selected|L1/TEX Hit|L2 Hit|Shared Memory|Bank" \
+    "$OUT/prof/conv1_1-$tag-details.txt" | head -60
+  # The SASS mix: FFMA against every executed instruction (the sass page's counts).
+  python3 - "$OUT/prof/conv1_1-$tag-sass.csv" <<'PY' || true
+import csv, sys, collections
+rows = list(csv.reader(open(sys.argv[1], errors="replace")))
+head = next((i for i, r in enumerate(rows) if "Source" in r), None)
+if head is None:
+    sys.exit("no sass table")
+cols = rows[head]
+src = cols.index("Source")
+ex = next((i for i, c in enumerate(cols) if c.startswith("Warp Instructions Executed") or c == "Instructions Executed"), None)
+if ex is None:
+    sys.exit("no executed-instructions column: " + ",".join(cols[:12]))
+mix = collections.Counter()
+for r in rows[head + 1:]:
+    try:
+        n = float(r[ex].replace(",", ""))
+    except (ValueError, IndexError):
+        continue
+    op = r[src].split()[0] if r[src].split() else "?"
+    if op.startswith("@"):
+        op = r[src].split()[1] if len(r[src].split()) > 1 else op
+    mix[op.split(".")[0]] += n
+total = sum(mix.values()) or 1
+print("SASS mix (executed warp instructions): total %.3g" % total)
+for op, n in mix.most_common(14):
+    print("  %-8s %6.2f%%" % (op, 100 * n / total))
+PY
+  (cd "$OUT" && tar czf "profile-$tag.tgz" prof && rm -rf prof)
+}
+if wants r; then
+  # Session 8, first call (about 5.5 minutes): the direct path on conv1_1.
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-r.log"
+  echo "### GPU test: the direct path through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 50 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_direct_is_right 2>&1 | grep -E "^test |test result|wrong|direct_|panicked|note:|rror" |
+    tee "$OUT/tests-r.log"
+  echo "### cuDNN through PyTorch (TF32 off): VGG16 conv1_1; copy (read + write) and write bandwidth"
+  NVIDIA_TF32_OVERRIDE=0 timeout 40 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill |
+    tee "$OUT/cudnn-r.tsv"
+  direct_conv1_1 r 600 100
+  profile_winner r
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-r.log"
+fi
+if wants s; then
+  # Session 8, second call (about 6 minutes): conv1_1 again after adjusting, then VGG16
+  # conv1_2 and AlexNet L1 with their cuDNN, each with session 7's winner first (the direct
+  # path is not offered there: C*R*S 576 and 363; their spaces are session 7's).
+  N_FWD=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=0,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,TILES=1,KEXACT=1,STCS=0,MINB=2
+  C12=BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=1,VA=4,VB=1,I32=1,PRE=0,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=1,KEXACT=0,STCS=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-s.log"
+  echo "### GPU test: the direct path through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 50 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_direct_is_right 2>&1 | grep -E "^test |test result|wrong|direct_|panicked|note:|rror" |
+    tee "$OUT/tests-s.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 50 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 vgg16:conv1_2 alexnet:L1 copy fill |
+    tee "$OUT/cudnn-s.tsv"
+  direct_conv1_1 s 500 100
+  echo "### VGG16 conv1_2: 30 evaluations or 12 s, the tuned one validated"
+  timeout 70 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_2 --evals 30 \
+    --seconds 12 --validate best --start "$C12" 2>&1 | tee "$OUT/vgg16-s-c12.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|validat|Error|error|start)"
+  echo "### AlexNet L1: 100 evaluations or 25 s, every evaluation validated"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 100 \
+    --seconds 25 --start "$N_FWD" 2>&1 | tee "$OUT/alexnet-s-l1.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|validat|Error|error|start)"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-s.log" "$OUT/vgg16-s-c12.log" \
+    "$OUT/alexnet-s-l1.log" "$OUT/cudnn-s.tsv" 2>&1 | tee "$OUT/table-s.md"
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-s.log"
+  # The logs and the tuning's records in one file (the profile's run rewrites the records;
+  # at most 8 files come back), then the profile of conv1_1's winner if time is left.
+  root=$PWD
+  (cd "$OUT" && tar czf logs-s.tgz gpu-s.log tests-s.log cudnn-s.tsv vgg16-s.log wins-s.log \
+    table-s.md vgg16-s-c12.log alexnet-s-l1.log -C "$root" target/tune)
+  if [ $(( $(date +%s) - t0 )) -lt 240 ]; then profile_winner s; fi
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

@@ -381,9 +381,12 @@ pub fn tune_layer<B: Backend>(
     let study = args.study(layer);
     let target = Target::of(backend.as_ref())?;
     let case = study.case(&target)?;
+    // A configuration from before the direct path's parameters takes their first values
+    // (the implicit GEMM's, ALGO 0).
     let in_space = |s: &Named<Value>| {
+        let given: Vec<(&str, Value)> = s.0.iter().map(|(n, v)| (n.as_str(), v.clone())).collect();
         case.space
-            .config_from_values(s.0.iter().map(|(n, v)| (n.as_str(), v.clone())))
+            .config_from_values(dnn_conv::with_direct_defaults(&case.space, &given))
     };
     let mut first: Vec<Config> = start.into_iter().filter_map(|s| in_space(s).ok()).collect();
     // A `--start` outside this layer's space is said, not dropped in silence (one that

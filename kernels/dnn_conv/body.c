@@ -115,6 +115,10 @@
 #ifndef BWDF
 #define BWDF 0
 #endif
+// 0: this file's implicit GEMM; 1: direct.c's direct convolution (short reductions).
+#ifndef ALGO
+#define ALGO 0
+#endif
 #ifndef PATCH
 #define PATCH 0
 #endif
@@ -276,7 +280,8 @@
 #endif
 
 // The filters come in the four layouts, padded to CRSP; KORDER and FLAYOUT pick one.
-// `filter` (unpadded KCRS) is the reference kernel's.
+// `filter` (unpadded KCRS) is the reference kernel's. ALGO 1 is direct.c's kernel instead.
+#if ALGO == 0
 KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN filter_krsc,
                  IN filter_rsck, GLOBAL_PTR ws, GLOBAL_UINT_PTR cnt SHARED_PARAM) {
     SHARED_DECL
@@ -871,6 +876,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
 #endif
 #endif  // TILES
 }
+#endif  // ALGO == 0
 
 // The reference: one work-item per output element, the definition read literally.
 REF_KERNEL(dnn_conv_reference)(OUT out, IN in, IN filter, IN unused1, IN unused2,

@@ -13,7 +13,7 @@ use tune::{Evaluator, Space, Value};
 
 use super::NO_COMPILE_LIMIT;
 use crate::common::beast::SMALL;
-use crate::common::cases::dnn_conv::{DnnConv, Layer, Pass};
+use crate::common::cases::dnn_conv::{with_direct_defaults, DnnConv, Layer, Pass};
 use crate::common::{Study, Target};
 
 /// 7 x 7 outputs (49 pixels per image: no group of 2 or 4 stays in one image) and a
@@ -104,7 +104,7 @@ fn combination(i: usize, korder: i64) -> Vec<(&'static str, Value)> {
 
 /// The study's space and an evaluator of it on `backend` (no compile time limit: the
 /// sweeps compile one configuration at a time on a shared machine).
-fn evaluator<B: Backend>(
+pub(super) fn evaluator<B: Backend>(
     backend: &Arc<B>,
     target: &Target,
     study: &DnnConv,
@@ -137,6 +137,8 @@ fn try_run<'a, E: Evaluator>(
     seen: &mut Vec<(&'a str, i64)>,
 ) -> Result<bool, String> {
     let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
+    // The implicit GEMM's configurations: the direct path's parameters at their first values.
+    let values = with_direct_defaults(space, values);
     let given = values.iter().filter(|(n, _)| names.contains(n)).cloned();
     let Ok(c) = space.config_from_values(given) else {
         return Ok(false);
@@ -146,7 +148,7 @@ fn try_run<'a, E: Evaluator>(
         Err(f) if f.is_invalid() => return Ok(false),
         Err(f) => return Err(format!("{}: {}: {f}", layer.name, space.describe(&c))),
     }
-    for (n, v) in values {
+    for (n, v) in &values {
         if let Value::Int(v) = v {
             if !seen.contains(&(*n, *v)) {
                 seen.push((*n, *v));

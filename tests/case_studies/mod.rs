@@ -5,6 +5,7 @@
 #![allow(dead_code, clippy::unwrap_used, clippy::panic)]
 
 mod dnn_conv;
+mod dnn_conv_direct;
 
 use std::sync::Arc;
 use std::time::Duration;
@@ -219,6 +220,10 @@ pub fn tests<B: Backend>(language: Language) -> Vec<DeviceTest<Arc<B>>> {
     out.push((
         "dnn_conv_pixel_tiles_are_right",
         dnn_conv::dnn_conv_pixel_tiles_are_right::<B>,
+    ));
+    out.push((
+        "dnn_conv_direct_is_right",
+        dnn_conv_direct::dnn_conv_direct_is_right::<B>,
     ));
     out.push((
         "dnn_conv_validates_the_tuned_configuration_once",

@@ -111,6 +111,12 @@ fn dnn_conv_starts_and_prunes_the_load_and_offset_parameters() {
         let study = DnnConv::new(*layer);
         let s = study.space(&t).unwrap();
         let starts = study.known_good(&t, &s);
+        // The direct path's starts come first, on conv1_1 only (C*R*S 27); the GEMM's follow.
+        let algo = |c: &tune::Config| c.get::<usize>(slot::ALGO);
+        let direct = starts.iter().take_while(|c| algo(c) == 1).count();
+        assert_eq!(direct > 0, layer.name == "conv1_1", "{}", layer.name);
+        assert!(starts[direct..].iter().all(|c| algo(c) == 0));
+        let starts = starts[direct..].to_vec();
         // The 64 x 256 tiles where 256 divides batch x pixels (not AlexNet L1's 387200);
         // SPLITK 2 and 3 where their workspace fits (AlexNet L4's 5.5 M outputs, not the
         // others'); 96-channel tiles where they divide the out channels (L2's 192).
@@ -518,10 +524,17 @@ fn dnn_conv_short_reductions_have_pixel_tiles_and_masks_on_both_backends() {
     use common::cases::dnn_conv::{cartesian, derived, space, Layer, Levels, ALEXNET, VGG16};
     let (cuda, opencl) = (Language::Cuda, Language::OpenCl);
     // conv1_1 against conv1_2 (64 channels): PATCH 5 x OSTAGE 2 x MASK 2 x TILES 5 x
-    // KEXACT 2 (x STCS 2 on CUDA).
+    // KEXACT 2 (x STCS 2 on CUDA), and the direct path's parameters (a reduction of 27).
     let ratio = |lang, a: &Layer, b: &Layer| cartesian(lang, a) / cartesian(lang, b);
-    assert_eq!(ratio(cuda, &VGG16[0], &VGG16[1]), 5 * 2 * 2 * 5 * 2 * 2);
-    assert_eq!(ratio(opencl, &VGG16[0], &VGG16[1]), 5 * 2 * 2 * 5 * 2);
+    let direct = 2 * 3 * 4 * 6 * 6 * 4 * 2 * 2 * 4;
+    assert_eq!(
+        ratio(cuda, &VGG16[0], &VGG16[1]),
+        5 * 2 * 2 * 5 * 2 * 2 * direct
+    );
+    assert_eq!(
+        ratio(opencl, &VGG16[0], &VGG16[1]),
+        5 * 2 * 2 * 5 * 2 * direct
+    );
     assert_eq!(ratio(opencl, &ALEXNET[0], &ALEXNET[1]), 5 * 2 * 2 * 5 * 2);
     // 16 channels of 1 x 1: a reduction of 16, channels innermost possible, no patch.
     let pointwise = Layer {
@@ -532,7 +545,7 @@ fn dnn_conv_short_reductions_have_pixel_tiles_and_masks_on_both_backends() {
         ..VGG16[1]
     };
     let pointwise = Layer { c: 16, ..pointwise };
-    assert_eq!(ratio(cuda, &pointwise, &VGG16[1]), 5 * 2 * 2);
+    assert_eq!(ratio(cuda, &pointwise, &VGG16[1]), 5 * 2 * 2 * direct);
     for layer in ALEXNET[1..].iter().chain(&VGG16[2..]) {
         assert_eq!(
             cartesian(cuda, layer),
@@ -577,4 +590,75 @@ fn dnn_conv_short_reductions_have_pixel_tiles_and_masks_on_both_backends() {
     }
     assert!(tiled > 0);
     assert!(spread(&sw, 20_000).any(|c| c.get::<usize>(slot::MASK) == 1));
+}
+
+/// The direct path (ALGO 1) is offered only on the forward pass of short reductions (C*R*S
+/// at most 64: VGG16 conv1_1, not AlexNet L1's 363 nor any other layer), where each path
+/// fixes the other's parameters (no configuration repeats another), its out-channel block
+/// divides the layer's and its work-group, registers and local memory fit the device; the
+/// starts measure it first there; elsewhere every one of its parameters has one value.
+#[test]
+fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
+    use common::cases::dnn_conv::{
+        direct_derived, direct_offered, slot, space, space_for, DnnConv, Levels, Pass, ALEXNET,
+        DIRECT_MAX_CRS, VGG16,
+    };
+    let t = h100();
+    let algo_values = |s: &tune::Space| s.params()[slot::ALGO].domain_len();
+    for layer in ALEXNET.iter().chain(&VGG16) {
+        let short = layer.crs() <= DIRECT_MAX_CRS;
+        assert_eq!(
+            direct_offered(layer, Pass::Forward),
+            short,
+            "{}",
+            layer.name
+        );
+        assert!(!direct_offered(layer, Pass::BackwardFilter));
+        assert_eq!(short, layer.name == "conv1_1", "{}", layer.name);
+    }
+    // Every other layer keeps its space: one value for each of the direct path's
+    // parameters, ALGO 0 (AlexNet L2's at the hardware level, as the GPU runs build it).
+    let l2 = space(&ALEXNET[1], &t, Levels::Hardware).unwrap();
+    for s in [slot::ALGO].into_iter().chain(slot::DPX..=slot::DROWS) {
+        assert_eq!(l2.params()[s].domain_len(), 1, "{}", l2.params()[s].name());
+    }
+    let bwd = space_for(&ALEXNET[0], &t, Levels::Software, Pass::BackwardFilter).unwrap();
+    assert_eq!(algo_values(&bwd), 1);
+    // conv1_1: both paths, each with the other's parameters at their first values.
+    let conv = VGG16[0];
+    let s = space(&conv, &t, Levels::Hardware).unwrap();
+    assert_eq!(algo_values(&s), 2);
+    let first = |c: &tune::Config, slots: &[usize]| {
+        slots.iter().all(|&k| {
+            let p = &s.params()[k];
+            s.values(c)[k].1 == p.domain_value(0).unwrap()
+        })
+    };
+    let (mut direct, mut gemm) = (0, 0);
+    for c in spread(&s, 20_000) {
+        if c.get::<usize>(slot::ALGO) == 1 {
+            direct += 1;
+            let gemm_slots: Vec<usize> = (slot::BM..=slot::KEXACT)
+                .filter(|&k| k != slot::UNR)
+                .collect();
+            assert!(first(&c, &gemm_slots), "{}", s.describe(&c));
+            let v: Vec<usize> = (0..slot::MINB).map(|k| c.get::<usize>(k)).collect();
+            let d = direct_derived(&v, &conv);
+            assert_eq!(conv.ko % d.channels, 0);
+            assert_eq!(d.nt % 32, 0);
+            assert!(d.nt <= 1024 && d.registers <= 255 && d.local_bytes <= 227 * 1024);
+        } else {
+            gemm += 1;
+            let direct_slots: Vec<usize> = (slot::DPX..=slot::DROWS).collect();
+            assert!(first(&c, &direct_slots), "{}", s.describe(&c));
+        }
+    }
+    assert!(direct > 0 && gemm > 0, "{direct} {gemm}");
+    // The starts: the direct path's first, then the GEMM's.
+    let study = DnnConv::new(conv);
+    let starts = study.known_good(&t, &s);
+    assert_eq!(starts[0].get::<usize>(slot::ALGO), 1);
+    assert!(starts.iter().any(|c| c.get::<usize>(slot::ALGO) == 0));
+    // Where it is not offered, a direct configuration is not in the space.
+    assert!(common::cases::dnn_conv::direct_config(&l2, &[("DPX", 8)]).is_none());
 }

@@ -16,10 +16,15 @@
 //! resident blocks of `__launch_bounds__`), which OpenCL has no way to say.
 
 //!
+//! Short reductions (C*R*S at most 64: VGG16 conv1_1) also have a direct, register-blocked
+//! kernel (kernels/dnn_conv/direct.c), chosen by the parameter `ALGO`.
+//!
 //! Files: `layer` (the layers and passes), `space` (the parameters and BEAST's three
-//! levels), `spec` (the kernel specs and the filters' layouts), `starts` (the search's
-//! starts), `host` (the references on the host).
+//! levels), `direct` (the direct path's parameters and constraints), `spec` (the kernel
+//! specs and the filters' layouts), `starts` (the search's starts), `host` (the references
+//! on the host).
 
+mod direct;
 mod host;
 mod layer;
 mod space;
@@ -27,6 +32,11 @@ mod spec;
 mod starts;
 
 // Each example and test uses a part of these.
+#[allow(unused_imports)]
+pub use direct::{
+    direct_config, direct_derived, direct_offered, with_direct_defaults, DirectDerived,
+    DIRECT_MAX_CRS, DIRECT_PARAMS,
+};
 #[allow(unused_imports)]
 pub use host::{flip_filters, host_conv, host_conv_backward_data, host_conv_backward_filter};
 #[allow(unused_imports)]
@@ -45,32 +55,44 @@ use super::{Language, Sources, Study, Target, Work};
 /// Slots of the parameters.
 pub mod slot {
     #![allow(missing_docs)]
-    pub const BM: usize = 0;
-    pub const BN: usize = 1;
-    pub const BK: usize = 2;
-    pub const MDIM: usize = 3;
-    pub const NDIM: usize = 4;
-    pub const VS: usize = 5;
-    pub const DB: usize = 6;
-    pub const PADA: usize = 7;
-    pub const PADB: usize = 8;
-    pub const UNR: usize = 9;
-    pub const FLAYOUT: usize = 10;
-    pub const KORDER: usize = 11;
-    pub const VA: usize = 12;
-    pub const VB: usize = 13;
-    pub const I32: usize = 14;
-    pub const PRE: usize = 15;
-    pub const SPLITK: usize = 16;
-    pub const LCOLS: usize = 17;
-    pub const PATCH: usize = 18;
-    pub const OSTAGE: usize = 19;
-    pub const MASK: usize = 20;
-    pub const TILES: usize = 21;
-    pub const KEXACT: usize = 22;
-    pub const STCS: usize = 23;
+    /// The path (0: the implicit GEMM, 1: the direct path): first, so that the space binds
+    /// it before the constraints that read it with each other parameter (direct.rs).
+    pub const ALGO: usize = 0;
+    pub const BM: usize = 1;
+    pub const BN: usize = 2;
+    pub const BK: usize = 3;
+    pub const MDIM: usize = 4;
+    pub const NDIM: usize = 5;
+    pub const VS: usize = 6;
+    pub const DB: usize = 7;
+    pub const PADA: usize = 8;
+    pub const PADB: usize = 9;
+    pub const UNR: usize = 10;
+    pub const FLAYOUT: usize = 11;
+    pub const KORDER: usize = 12;
+    pub const VA: usize = 13;
+    pub const VB: usize = 14;
+    pub const I32: usize = 15;
+    pub const PRE: usize = 16;
+    pub const SPLITK: usize = 17;
+    pub const LCOLS: usize = 18;
+    pub const PATCH: usize = 19;
+    pub const OSTAGE: usize = 20;
+    pub const MASK: usize = 21;
+    pub const TILES: usize = 22;
+    pub const KEXACT: usize = 23;
+    pub const STCS: usize = 24;
+    /// The direct path's (direct.rs), one value each where it is not offered.
+    pub const DPX: usize = 25;
+    pub const DQK: usize = 26;
+    pub const DWX: usize = 27;
+    pub const DWY: usize = 28;
+    pub const DWK: usize = 29;
+    pub const DWMEM: usize = 30;
+    pub const DXMEM: usize = 31;
+    pub const DROWS: usize = 32;
     /// CUDA only.
-    pub const MINB: usize = 24;
+    pub const MINB: usize = 33;
 }
 
 /// How the outputs are validated.
@@ -117,16 +139,19 @@ impl DnnConv {
     }
 }
 
-/// The kernel source in `language`: the dialect prelude and the shared body.
+/// The kernel source in `language`: the dialect prelude, the shared body (the implicit GEMM
+/// and the references) and the direct path.
 pub fn source(language: Language) -> &'static str {
     match language {
         Language::OpenCl => concat!(
             include_str!("../../../../kernels/dnn_conv/prelude.cl"),
-            include_str!("../../../../kernels/dnn_conv/body.c")
+            include_str!("../../../../kernels/dnn_conv/body.c"),
+            include_str!("../../../../kernels/dnn_conv/direct.c")
         ),
         Language::Cuda => concat!(
             include_str!("../../../../kernels/dnn_conv/prelude.cu"),
-            include_str!("../../../../kernels/dnn_conv/body.c")
+            include_str!("../../../../kernels/dnn_conv/body.c"),
+            include_str!("../../../../kernels/dnn_conv/direct.c")
         ),
     }
 }

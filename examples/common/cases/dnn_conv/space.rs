@@ -4,6 +4,9 @@
 use tune::backend::DeviceInfo;
 use tune::{Bound, Config, Param, Result, Space, SpaceBuilder};
 
+use super::direct::{
+    algo_domain, direct_constraints, direct_domains, direct_hardware_ok, direct_offered,
+};
 use super::slot::*;
 use super::{Language, Layer, Pass, Target};
 
@@ -63,7 +66,10 @@ fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, 
             vec![otherwise]
         }
     };
+    let offered = direct_offered(layer, pass);
     let mut d = vec![
+        // The path: the implicit GEMM (0) or, for short reductions, the direct one (1).
+        algo_domain(offered),
         // 48 and 96: out channels of 96, 192, 384 (AlexNet's) in 1, 2 or 4 tiles' worth
         // of work-groups where 64 or 128 leave few tiles.
         ("BM", vec![16, 32, 48, 64, 96, 128, 256]),
@@ -110,6 +116,8 @@ fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, 
             },
         ),
     ];
+    // The direct path's (direct.rs), offered for short reductions.
+    d.extend(direct_domains(offered));
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
     }
@@ -304,6 +312,10 @@ fn hardware_ok(
 /// hardware level: what the post-compilation checks would see if the space did not prune.
 pub fn hardware_allows(layer: &Layer, target: &Target, config: &Config) -> bool {
     let minb = (target.language == Language::Cuda).then(|| config.get::<usize>(MINB));
+    if config.get::<usize>(ALGO) == 1 {
+        let v = config_values(config);
+        return direct_hardware_ok(&v, layer, &target.device, target.language, minb);
+    }
     hardware_ok(
         &config_values(config),
         layer,
@@ -377,16 +389,31 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     let backward = pass == Pass::BackwardFilter;
     let (klen, pq) = (pass.reduction(layer), layer.p() * layer.q());
     let dev = target.device.clone();
+    let direct_dev = target.device.clone();
     let l = *layer;
     let (ko, npq, channels, p, q) = (l.ko, l.npq(), l.c, l.p(), l.q());
     let alg = levels >= Levels::Algorithm;
     let soft = levels >= Levels::Software;
     let hw = levels >= Levels::Hardware;
     let mut b = SpaceBuilder::new();
-    for (name, vals) in domains(language, pass, layer) {
+    let doms = domains(language, pass, layer);
+    for (name, vals) in doms.clone() {
         b = b.param(Param::<usize>::values(name, vals));
     }
-    let upto = |last: usize| (0..=last).collect::<Vec<usize>>();
+    let upto = |last: usize| (BM..=last).collect::<Vec<usize>>();
+    // Where the direct path (ALGO 1) is offered, from the software level on every GEMM
+    // constraint holds for it (its GEMM parameters are fixed at their first values
+    // instead, by direct.rs): `gate` adds ALGO to what a constraint reads, `skip` passes
+    // the direct configurations. Below the software level ALGO joins no GEMM constraint.
+    let direct = soft && direct_offered(layer, pass);
+    let gate = move |reads: &[usize]| {
+        let mut r = reads.to_vec();
+        if direct {
+            r.push(ALGO);
+        }
+        r
+    };
+    let skip = move |b: &Bound| direct && b.get::<usize>(ALGO) == 1;
     // What the hardware level reads (the tiles, the gathered pixels and the offset
     // table): the fewer, the smaller the joint enumeration that builds the space.
     let mut hardware_reads = upto(PADB);
@@ -394,117 +421,135 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     let mut tiles = upto(VS);
     tiles.extend([FLAYOUT, VA, VB, LCOLS]);
     b = b
-        .constraint(&upto(NDIM), move |b| {
-            !alg || {
-                let v = values(b, &upto(NDIM));
-                v[BM] % v[MDIM] == 0 && (v[BM] * v[BK]) % (v[MDIM] * v[NDIM]) == 0
+        .constraint(&gate(&upto(NDIM)), move |b| {
+            skip(b) || {
+                !alg || {
+                    let v = values(b, &upto(NDIM));
+                    v[BM] % v[MDIM] == 0 && (v[BM] * v[BK]) % (v[MDIM] * v[NDIM]) == 0
+                }
             }
         })
         .label("algorithm: MDIM divides BM, the filter tile loads evenly")
-        .constraint(&tiles.clone(), move |b| {
-            !alg || algorithm_ok(&values(b, &tiles))
+        .constraint(&gate(&tiles.clone()), move |b| {
+            skip(b) || { !alg || algorithm_ok(&values(b, &tiles)) }
         })
         .label(
             "algorithm: NDIM divides BN, VS divides TM and TN, both tiles load evenly in \
              vectors of VA and VB",
         )
-        .constraint(&[KORDER, LCOLS], move |b| {
-            !alg || backward || b.get::<usize>(LCOLS) == 0 || b.get::<usize>(KORDER) == 0
+        .constraint(&gate(&[KORDER, LCOLS]), move |b| {
+            skip(b) || {
+                !alg || backward || b.get::<usize>(LCOLS) == 0 || b.get::<usize>(KORDER) == 0
+            }
         })
         .label(
             "algorithm: narrower load rows (LCOLS) only where consecutive rows are neighbouring \
              taps (the filters' order) or pixels (backward-filter)",
         )
-        .constraint(&[KORDER, PRE], move |b| {
-            !alg || b.get::<usize>(PRE) == 0 || b.get::<usize>(KORDER) == 0
+        .constraint(&gate(&[KORDER, PRE]), move |b| {
+            skip(b) || { !alg || b.get::<usize>(PRE) == 0 || b.get::<usize>(KORDER) == 0 }
         })
         .label("algorithm: precomputed offsets (PRE=1) only in the filters' order (KORDER=0)")
-        .constraint(&[BN, KORDER, PRE, PATCH], move |b| {
-            let tw = b.get::<usize>(PATCH);
-            !alg || tw == 0
-                || (b.get::<usize>(BN) % tw == 0
-                    && b.get::<usize>(KORDER) == 0
-                    && b.get::<usize>(PRE) == 1)
+        .constraint(&gate(&[BN, KORDER, PRE, PATCH]), move |b| {
+            skip(b) || {
+                let tw = b.get::<usize>(PATCH);
+                !alg || tw == 0
+                    || (b.get::<usize>(BN) % tw == 0
+                        && b.get::<usize>(KORDER) == 0
+                        && b.get::<usize>(PRE) == 1)
+            }
         })
         .label(
             "algorithm: a staged patch (PATCH) tiles BN pixels as BN / PATCH rows of PATCH and \
              reads it through the offset table (the filters' order, PRE=1)",
         )
-        .constraint(&[KORDER, PRE, PATCH, MASK], move |b| {
-            !alg || b.get::<usize>(MASK) == 0
-                || (b.get::<usize>(KORDER) == 0
-                    && b.get::<usize>(PRE) == 1
-                    && b.get::<usize>(PATCH) == 0)
+        .constraint(&gate(&[KORDER, PRE, PATCH, MASK]), move |b| {
+            skip(b) || {
+                !alg || b.get::<usize>(MASK) == 0
+                    || (b.get::<usize>(KORDER) == 0
+                        && b.get::<usize>(PRE) == 1
+                        && b.get::<usize>(PATCH) == 0)
+            }
         })
         .label(
             "algorithm: tap masks (MASK=1) check the unstaged gather (PATCH=0) through the \
              offset table (the filters' order, PRE=1)",
         )
-        .constraint(&[BM], move |b| !soft || ko % b.get::<usize>(BM) == 0)
+        .constraint(&gate(&[BM]), move |b| {
+            skip(b) || !soft || ko % b.get::<usize>(BM) == 0
+        })
         .label("software: BM divides the out channels")
-        .constraint(&[BN, PATCH], move |b| {
-            let (bn, tw) = (b.get::<usize>(BN), b.get::<usize>(PATCH));
-            !soft
-                || backward
-                || match tw {
-                    0 => npq % bn == 0,
-                    1 => bn <= (p * q).next_power_of_two(),
-                    _ => tw <= q.next_power_of_two() && bn / tw <= p.next_power_of_two(),
-                }
+        .constraint(&gate(&[BN, PATCH]), move |b| {
+            skip(b) || {
+                let (bn, tw) = (b.get::<usize>(BN), b.get::<usize>(PATCH));
+                !soft
+                    || backward
+                    || match tw {
+                        0 => npq % bn == 0,
+                        1 => bn <= (p * q).next_power_of_two(),
+                        _ => tw <= q.next_power_of_two() && bn / tw <= p.next_power_of_two(),
+                    }
+            }
         })
         .label(
             "software: BN divides batch x output pixels (forward), or a patch tile is no larger \
              than the image rounded up to powers of 2",
         )
-        .constraint(&[SPLITK, PATCH], move |b| {
-            !soft || b.get::<usize>(PATCH) == 0 || b.get::<usize>(SPLITK) == 1
+        .constraint(&gate(&[SPLITK, PATCH]), move |b| {
+            skip(b) || { !soft || b.get::<usize>(PATCH) == 0 || b.get::<usize>(SPLITK) == 1 }
         })
         .label("software: a staged patch (PATCH) only unsplit (its tiles fill the device)")
-        .constraint(&[BK], move |b| {
-            !soft || !backward || klen % b.get::<usize>(BK) == 0
+        .constraint(&gate(&[BK]), move |b| {
+            skip(b) || { !soft || !backward || klen % b.get::<usize>(BK) == 0 }
         })
         .label("software: BK divides batch x output pixels (backward-filter's reduction)")
-        .constraint(&[BK, KORDER], move |b| {
-            !soft || b.get::<usize>(KORDER) == 0 || channels % b.get::<usize>(BK) == 0
+        .constraint(&gate(&[BK, KORDER]), move |b| {
+            skip(b) || {
+                !soft || b.get::<usize>(KORDER) == 0 || channels % b.get::<usize>(BK) == 0
+            }
         })
         .label("software: channels innermost (KORDER=1) only where BK divides the channels")
-        .constraint(&[FLAYOUT, VA], move |b| {
-            let wide = b.get::<usize>(VA);
-            // 16-byte aligned vectors: rows of KO (FLAYOUT 1) or of the padded reduction
-            // (FLAYOUT 0) floats; backward, an image's output pixels.
-            let row = if backward {
-                pq
-            } else if b.get::<usize>(FLAYOUT) == 1 {
-                ko
-            } else {
-                l.crs_padded()
-            };
-            !soft || row % wide == 0
+        .constraint(&gate(&[FLAYOUT, VA]), move |b| {
+            skip(b) || {
+                let wide = b.get::<usize>(VA);
+                // 16-byte aligned vectors: rows of KO (FLAYOUT 1) or of the padded reduction
+                // (FLAYOUT 0) floats; backward, an image's output pixels.
+                let row = if backward {
+                    pq
+                } else if b.get::<usize>(FLAYOUT) == 1 {
+                    ko
+                } else {
+                    l.crs_padded()
+                };
+                !soft || row % wide == 0
+            }
         })
         .label("software: filter vectors (VA) aligned: VA divides the filter rows")
-        .constraint(&[BK, SPLITK], move |b| {
-            let k = b.get::<usize>(SPLITK);
-            !soft || k == 1 || (k <= max_split(&l, pass) && split_fits(klen, b.get(BK), k))
+        .constraint(&gate(&[BK, SPLITK]), move |b| {
+            skip(b) || {
+                let k = b.get::<usize>(SPLITK);
+                !soft || k == 1 || (k <= max_split(&l, pass) && split_fits(klen, b.get(BK), k))
+            }
         })
         .label("software: a split reduction (SPLITK) leaves no slice empty and its workspace fits")
-        .constraint(&[I32], move |b| {
-            !soft || b.get::<usize>(I32) == 0 || fits_i32(&l)
+        .constraint(&gate(&[I32]), move |b| {
+            skip(b) || { !soft || b.get::<usize>(I32) == 0 || fits_i32(&l) }
         })
         .label("software: 32-bit offsets (I32=1) only where every tensor has under 2^31 elements")
-        .constraint(&[PRE], move |b| {
-            !soft || b.get::<usize>(PRE) == 0 || fits_packed_offsets(&l)
+        .constraint(&gate(&[PRE]), move |b| {
+            skip(b) || { !soft || b.get::<usize>(PRE) == 0 || fits_packed_offsets(&l) }
         })
         .label(
             "software: precomputed offsets (PRE=1) only where they pack in 23 bits and taps in 4",
         )
-        .constraint(&[I32, MASK], move |b| {
-            !soft || b.get::<usize>(MASK) == 0 || b.get::<usize>(I32) == 1
+        .constraint(&gate(&[I32, MASK]), move |b| {
+            skip(b) || { !soft || b.get::<usize>(MASK) == 0 || b.get::<usize>(I32) == 1 }
         })
         .label("software: tap masks (MASK=1) with 32-bit pixel offsets (I32=1)")
-        .constraint(&hardware_reads.clone(), {
+        .constraint(&gate(&hardware_reads), {
             let dev = dev.clone();
             let reads = hardware_reads.clone();
-            move |b| !hw || hardware_ok(&values(b, &reads), &l, &dev, language, None)
+            move |b| skip(b) || !hw || hardware_ok(&values(b, &reads), &l, &dev, language, None)
         })
         .label("hardware: work-group size, registers, local memory, 2 work-groups per unit");
     if soft {
@@ -516,15 +561,20 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
         // work-item in a row; right on PoCL and NVIDIA's OpenCL; not understood), and the
         // layers TILES is for have 3 channels, where the filters' order is the only one.
         b = b
-            .constraint(&[BN, KORDER, SPLITK, PATCH, OSTAGE, TILES], move |b| {
-                let tiles = b.get::<usize>(TILES);
-                tiles == 1
-                    || (b.get::<usize>(KORDER) == 0
-                        && b.get::<usize>(PATCH) == 0
-                        && b.get::<usize>(OSTAGE) == 0
-                        && b.get::<usize>(SPLITK) == 1
-                        && (npq / b.get::<usize>(BN)) % tiles == 0)
-            })
+            .constraint(
+                &gate(&[BN, KORDER, SPLITK, PATCH, OSTAGE, TILES]),
+                move |b| {
+                    skip(b) || {
+                        let tiles = b.get::<usize>(TILES);
+                        tiles == 1
+                            || (b.get::<usize>(KORDER) == 0
+                                && b.get::<usize>(PATCH) == 0
+                                && b.get::<usize>(OSTAGE) == 0
+                                && b.get::<usize>(SPLITK) == 1
+                                && (npq / b.get::<usize>(BN)) % tiles == 0)
+                    }
+                },
+            )
             .label(
                 "software: several pixel tiles per work-group (TILES) only in the filters' order \
                  (KORDER=0), unstaged (PATCH=0), unsplit (SPLITK=1), with the output from \
@@ -536,16 +586,38 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
         let mut reads = hardware_reads.clone();
         reads.push(MINB);
         b = b
-            .constraint(&reads, move |b| {
-                !hw || hardware_ok(
-                    &values(b, &hardware_reads),
-                    &l,
-                    &dev,
-                    language,
-                    Some(b.get(MINB)),
-                )
+            .constraint(&gate(&reads), move |b| {
+                skip(b) || {
+                    !hw || hardware_ok(
+                        &values(b, &hardware_reads),
+                        &l,
+                        &dev,
+                        language,
+                        Some(b.get(MINB)),
+                    )
+                }
             })
             .label("hardware: MINB blocks fit on a multiprocessor");
+    }
+    if direct_offered(layer, pass) {
+        // The GEMM's parameters but UNR (the direct path's channel loop) and STCS (its
+        // stores), and the direct path's, each with its first value.
+        let first = |slot: usize| doms[slot].1[0];
+        let gemm_first: Vec<(usize, usize)> = (BM..=KEXACT)
+            .filter(|&s| s != UNR)
+            .map(|s| (s, first(s)))
+            .collect();
+        let direct_first: Vec<(usize, usize)> = (DPX..=DROWS).map(|s| (s, first(s))).collect();
+        b = direct_constraints(
+            b,
+            layer,
+            &direct_dev,
+            language,
+            &gemm_first,
+            &direct_first,
+            soft,
+            hw,
+        );
     }
     b.build()
 }

@@ -6,6 +6,7 @@ use std::time::Duration;
 use tune::backend::{BufferArg, KernelSpec, ReferenceKernel, Tolerance};
 use tune::{Config, Result};
 
+use super::direct::direct_derived;
 use super::host::{host_conv, host_conv_backward_filter};
 use super::slot::*;
 use super::space::{config_values, derived, max_split, pixel_tiles, workspace_per_split};
@@ -35,7 +36,14 @@ impl DnnConv {
         let split = max_split(&l, Pass::Forward);
         let workspace = if split > 1 { split * outputs } else { 1 };
         let tiles = l.ko.div_ceil(16) * l.npq().div_ceil(16);
+        // The direct path (ALGO 1) has its own work-groups and local memory.
+        let direct = move |c: &Config| {
+            (c.get::<usize>(ALGO) == 1).then(|| direct_derived(&config_values(c), &l))
+        };
         let groups = move |c: &Config| {
+            if let Some(d) = direct(c) {
+                return d.groups;
+            }
             let tiles = pixel_tiles(&l, c.get(BN), c.get(PATCH)) / c.get::<usize>(TILES);
             c.get::<usize>(SPLITK) * (l.ko / c.get::<usize>(BM)) * tiles
         };
@@ -47,7 +55,14 @@ impl DnnConv {
             // `__launch_bounds__`'s MINB is CUDA's; the body reads it only there.
             spec = spec.define("MINB", 1);
         }
-        let nt = |c: &Config| c.get::<usize>(MDIM) * c.get::<usize>(NDIM);
+        let nt = move |c: &Config| match direct(c) {
+            Some(d) => d.nt,
+            None => c.get::<usize>(MDIM) * c.get::<usize>(NDIM),
+        };
+        let local_bytes = move |c: &Config| match direct(c) {
+            Some(d) => d.local_bytes,
+            None => derived(&config_values(c), &l).local_bytes,
+        };
         let spec = spec
             .global(move |c| [groups(c) * nt(c)])
             .local(move |c| [nt(c)])
@@ -60,7 +75,7 @@ impl DnnConv {
             .buffer(BufferArg::from_vec(rsck))
             .buffer(BufferArg::zeros::<f32>(workspace))
             .buffer(BufferArg::zeros::<u32>(tiles))
-            .local_buffer::<f32>(move |c| derived(&config_values(c), &l).local_bytes / 4)
+            .local_buffer::<f32>(move |c| local_bytes(c) / 4)
             .warmups(1)
             .repetitions(5)
             .compile_time_limit(Duration::from_secs(60))

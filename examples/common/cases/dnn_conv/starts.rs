@@ -3,6 +3,7 @@
 
 use tune::{Config, Space};
 
+use super::direct::{direct_config, with_direct_defaults};
 use super::DnnConv;
 
 impl DnnConv {
@@ -143,7 +144,7 @@ impl DnnConv {
         // not the layer's start, nor are its load rows or a staged patch.
         let channels_inner = self.layer.c % 16 == 0;
         let names: Vec<&str> = space.params().iter().map(|p| p.name()).collect();
-        shapes
+        let gemm = shapes
             .iter()
             .copied()
             .chain(masks.iter().map(|m| m.as_slice()))
@@ -165,11 +166,15 @@ impl DnnConv {
                         })
                         .chain([("KORDER", order)])
                         .filter(|(n, _)| names.contains(n))
-                        .map(|(n, v)| (n, tune::Value::Int(v)));
-                    space.config_from_values(given).ok()
+                        .map(|(n, v)| (n, tune::Value::Int(v)))
+                        .collect::<Vec<_>>();
+                    space
+                        .config_from_values(with_direct_defaults(space, &given))
+                        .ok()
                 })
-            })
-            .collect()
+            });
+        // The direct path first where it is offered (conv1_1: the path built for it).
+        direct_starts(space).into_iter().chain(gemm).collect()
     }
 }
 
@@ -219,8 +224,67 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
                 .iter()
                 .map(|&(n, v)| (n, shape.iter().find(|(m, _)| *m == n).map_or(v, |s| s.1)))
                 .filter(|(n, _)| names.contains(n))
-                .map(|(n, v)| (n, tune::Value::Int(v)));
-            space.config_from_values(given).ok()
+                .map(|(n, v)| (n, tune::Value::Int(v)))
+                .collect::<Vec<_>>();
+            space
+                .config_from_values(with_direct_defaults(space, &given))
+                .ok()
+        })
+        .collect()
+}
+
+/// The direct path's starts (where it is offered): 4 pixels x 16 out channels per
+/// work-item in work-groups of 8 x 4 x 4 (32 x 4 pixels, 64 channels: conv1_1's 224
+/// columns in 7 blocks), the weights and the input's halo tile in local memory (the best
+/// direct configuration of session 8's first call on an H200, among the 10 measured); then
+/// the input from global memory, 8 pixels (two quads), 8 and 32 channels per work-item,
+/// 2 or 4 channel groups, 8 rows, 2 row blocks per work-group, the channel loop rolled,
+/// streaming stores, 2 resident work-groups asked of the compiler, and the weights from
+/// global memory.
+fn direct_starts(space: &Space) -> Vec<Config> {
+    let base: [(&str, i64); 11] = [
+        ("DPX", 4),
+        ("DQK", 16),
+        ("DWX", 8),
+        ("DWY", 4),
+        ("DWK", 4),
+        ("DWMEM", 0),
+        ("DXMEM", 1),
+        ("DROWS", 1),
+        ("UNR", 1),
+        ("STCS", 0),
+        ("MINB", 1),
+    ];
+    let shapes: [&[(&str, i64)]; 16] = [
+        &[],
+        &[("DXMEM", 0)],
+        &[("DPX", 8), ("DWX", 4), ("DWY", 8)],
+        &[("DPX", 8), ("DQK", 8), ("DWX", 4), ("DWY", 8), ("DWK", 8)],
+        &[("DQK", 8), ("DWK", 8)],
+        &[("DQK", 8), ("DWY", 8), ("DWK", 2)],
+        &[("DQK", 32), ("DWK", 2)],
+        &[("DQK", 32), ("DWY", 8), ("DWK", 2)],
+        &[("DWY", 8), ("DWK", 2)],
+        &[("DROWS", 2)],
+        &[("UNR", 0)],
+        &[("STCS", 1)],
+        &[("MINB", 2)],
+        &[("DXMEM", 0), ("UNR", 0)],
+        &[
+            ("DPX", 8),
+            ("DQK", 8),
+            ("DWX", 4),
+            ("DWY", 8),
+            ("DWK", 8),
+            ("UNR", 0),
+        ],
+        &[("DWMEM", 1)],
+    ];
+    shapes
+        .iter()
+        .filter_map(|shape| {
+            let given: Vec<(&str, i64)> = base.iter().chain(shape.iter()).copied().collect();
+            direct_config(space, &given)
         })
         .collect()
 }
