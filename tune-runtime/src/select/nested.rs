@@ -261,13 +261,9 @@ impl Nested {
                     fit_guard: false,
                     ..*recipe
                 };
-                if !base_picks.contains_key(&base) {
-                    let p = self.fold_picks(m, &extended, (&fit, held), &base, &chosen);
-                    base_picks.insert(base, p);
-                }
-                let Some(p) = base_picks.get(&base) else {
-                    continue;
-                };
+                let p = base_picks
+                    .entry(base)
+                    .or_insert_with(|| self.fold_picks(m, &extended, (&fit, held), &base, &chosen));
                 let guard = if recipe.fit_guard {
                     let Some(g) = FitGuard::fit(m, &fit, &chosen, &self.tilings) else {
                         continue;
@@ -276,7 +272,7 @@ impl Nested {
                 } else {
                     None
                 };
-                for &(i, pos) in p {
+                for &(i, pos) in p.iter() {
                     let pos = match &guard {
                         Some(g) => g.apply(pos, &m.inputs()[i].features),
                         None => pos,
