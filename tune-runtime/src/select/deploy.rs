@@ -679,6 +679,57 @@ mod tests {
     }
 
     #[test]
+    fn a_fit_guard_overrides_the_tree_and_the_range_guard_where_a_tile_wastes_half() {
+        let mut s = selector();
+        s.guard = Some(Guard {
+            ranges: vec![(64.0, 4096.0), (1.0, 1e5)],
+            choice: 2,
+        });
+        // Tiles of 16, 32 and 64 rows (`wgd`); the fallback tries 64, then 32, then 16.
+        s.fit_guard = Some(FitGuard {
+            tiles: vec![vec![(0, 16)], vec![(0, 32)], vec![(0, 64)]],
+            order: vec![2, 1, 0],
+            ratio: 0.5,
+        });
+        let wgd = |m: f64, n: f64| s.choose(&[m, n]).and_then(|c| c.get("wgd")).cloned();
+        // Inside the range the tree's choice stands where its tile fits: m = 200 runs 32
+        // (fit 200/224 against 200/208); m = 96 runs 16 (tree), fits 1.
+        assert_eq!(wgd(200.0, 5.0), Some(Value::Int(32)));
+        assert_eq!(wgd(96.0, 5.0), Some(Value::Int(16)));
+        // Below the range the range guard's 64 rows would run; at m = 32 they fit 1/2 of
+        // the best: the next in order, 32 rows (fit 1), runs.
+        assert_eq!(wgd(32.0, 5.0), Some(Value::Int(32)));
+        // m = 8: 64 and 32 rows both fit at most half of 16 rows'.
+        assert_eq!(wgd(8.0, 5.0), Some(Value::Int(16)));
+        // Beyond it: every tile fits; the range guard's choice.
+        assert_eq!(wgd(1e9, 5.0), Some(Value::Int(64)));
+        let src = s.rust("abc").unwrap();
+        assert!(
+            src.contains("let __tune_pick: usize = if !((64.0..=4096.0).contains(&m) && (1.0..=100000.0).contains(&n)) {\n    2usize\n} else {"),
+            "{src}"
+        );
+        assert!(
+            src.contains("let __tune_ok = |f: f64| f >= __tune_top || f > 0.5 * __tune_top;"),
+            "{src}"
+        );
+        assert!(
+            src.contains("} else if __tune_ok(__tune_f2) {\n        2\n    }"),
+            "{src}"
+        );
+        assert!(
+            src.contains("        _ => Self { wgd: 64, r#type: false },\n    }\n}"),
+            "{src}"
+        );
+        let back: Selector = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        // One configuration: nothing to exclude, no fit computed.
+        s.configs.truncate(1);
+        s.tree = Node::Leaf { choice: 0 };
+        s.guard = None;
+        assert!(!s.rust("abc").unwrap().contains("__tune_f0"));
+    }
+
+    #[test]
     fn a_model_selector_reads_back_and_one_configuration_needs_no_comparison() {
         use crate::select::model::{Linear, Variable};
         let mut s = selector();
