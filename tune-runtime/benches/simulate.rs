@@ -7,6 +7,7 @@
 //! cargo bench -p tune-runtime --bench simulate -- meta OUT.md          # hyper-parameters, CV'd
 //! cargo bench -p tune-runtime --bench simulate -- transfer OUT.md      # warm start, leave one GPU out
 //! cargo bench -p tune-runtime --bench simulate -- overhead OUT.md      # ms per proposal
+//! cargo bench -p tune-runtime --bench simulate -- trace OUT.jsonl       # what each run proposed
 //! ```
 //!
 //! `run` writes one trajectory per run (the same JSON lines as
@@ -156,7 +157,21 @@ fn main() {
                 std::fs::write(&p, md).unwrap();
             }
         }
-        other => panic!("unknown mode `{other}`; expected run, report, meta, transfer or overhead"),
+        "trace" => {
+            // What a technique proposes, run by run: the configurations (as the cache's
+            // keys) and their recorded costs, for the analysis of where a search goes.
+            let names = std::env::var("TUNE_SIM_TECHNIQUES").unwrap_or_else(|_| "hybrid".into());
+            let budget = env_usize("TUNE_SIM_MAX_BUDGET", 200);
+            let path = out(1).unwrap_or_else(|| "trace.jsonl".into());
+            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            for line in runs::trace(&spaces, &runs::candidates(Some(&names)), seeds, budget) {
+                writeln!(f, "{line}").unwrap();
+            }
+            eprintln!("simulate: wrote {path}");
+        }
+        other => panic!(
+            "unknown mode `{other}`; expected run, report, meta, transfer, overhead or trace"
+        ),
     }
 }
 

@@ -85,7 +85,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 20] = [
+pub const VARIANTS: [&str; 26] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -97,8 +97,8 @@ pub const VARIANTS: [&str; 20] = [
     "surrogate>bandit(1.0,100)",
     "surrogate[xi=0.05]>bandit(1.0,100)",
     "surrogate>bandit(0.5,200)",
-    // Round 3's candidate, `surrogate[init=10;spread=2]>bandit(1.0,100)`, is `hybrid` since
-    // round 7; rounds 4 to 6's default (the endgame of a quarter) is this:
+    // Round 3's candidate, `surrogate[init=10;spread=2]>bandit(1.0,100)`, was `hybrid` in
+    // round 7 (below, with round 8's); rounds 4 to 6's default (the endgame of a quarter) is this:
     "surrogate[init=10;exploit=0.25]>bandit(1.0,100)",
     // Round 4: round 3's default (`hybrid` is now this with `exploit=0.25`), failures
     // modelled apart, a trust region around the incumbent for half the proposals.
@@ -115,6 +115,17 @@ pub const VARIANTS: [&str; 20] = [
     "surrogate[init=10;exploit=0.25;inter=1]>bandit(1.0,100)",
     // Round 6's second: extremely randomised trees (random cuts, no bootstrap).
     "surrogate[init=10;exploit=0.25;et=1]>bandit(1.0,100)",
+    // Round 8, on top of round 7's default (`surrogate[init=10;spread=2]>bandit(1.0,100)`),
+    // from the trace of the H200 convolution: a start design that does not sit in the
+    // corners (random; balanced over each parameter's values), the power-of-two alignment
+    // of sizes as features, both (`hybrid` since round 8), and an earlier hand-over to the
+    // bandit.
+    "surrogate[init=10;spread=2]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;design=1]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;design=2]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;align=1]>bandit(1.0,100)",
+    "surrogate[init=10;spread=2]>bandit(1.0,50)",
+    "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,50)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -282,7 +293,8 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
 /// when not 0), `local` (share of proposals near the incumbent), `ts` (Thompson sampling
 /// when not 0), `rank` (the forest fitted to ranks when not 0), `inter` (the log products
 /// and ratios of size parameters as features when not 0), `et` (extremely randomised trees
-/// when not 0).
+/// when not 0), `design` (the start design: 0 max-min, 1 random, 2 balanced), `align` (the
+/// power-of-two alignment of integer sizes as features when not 0).
 fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
     let mut t = tune_runtime::search::Surrogate::new();
     for kv in opts.split(';').filter(|s| !s.is_empty()) {
@@ -301,6 +313,13 @@ fn surrogate_with(opts: &str) -> Option<tune_runtime::search::Surrogate> {
             "rank" => t.rank_costs(x != 0.0),
             "inter" => t.interactions(x != 0.0),
             "et" => t.extra_trees(x != 0.0),
+            "design" => t.start_design(match x as u32 {
+                0 => tune_runtime::search::StartDesign::MaxMin,
+                1 => tune_runtime::search::StartDesign::Random,
+                2 => tune_runtime::search::StartDesign::Balanced,
+                _ => return None,
+            }),
+            "align" => t.alignment(x != 0.0),
             _ => return None,
         };
     }
@@ -552,6 +571,49 @@ pub fn run_all(spaces: &[Space], cands: &[Candidate], seeds: u64) -> Vec<Run> {
             let mut run = simulate(&spaces[s], (cands[c].build)(), seed, b, Vec::new());
             run.technique = cands[c].name.clone();
             run
+        })
+        .collect()
+}
+
+/// Every (candidate, space, seed) run at one budget, as JSON lines: the proposals in the
+/// order measured, each as the cache's key (the parameters' values joined by commas) and
+/// its recorded cost (null for a failure).
+pub fn trace(spaces: &[Space], cands: &[Candidate], seeds: u64, budget: usize) -> Vec<String> {
+    use rayon::prelude::*;
+    let jobs: Vec<(usize, usize, u64)> = (0..cands.len())
+        .flat_map(|c| (0..spaces.len()).flat_map(move |s| (0..seeds).map(move |k| (c, s, k))))
+        .collect();
+    jobs.par_iter()
+        .map(|&(c, s, seed)| {
+            let space = &spaces[s];
+            let result = Tuner::new(space.rec.space().clone(), space.rec.evaluator())
+                .technique((cands[c].build)())
+                .abort(Evaluations(budget as u64))
+                .batch(SIM_BATCH)
+                .seed(seed)
+                .progress(false)
+                .run();
+            let evals: Vec<Json> = result
+                .map(|r| {
+                    r.records
+                        .iter()
+                        .map(|rec| {
+                            let key = space.rec.space().get(rec.index).map(|cfg| {
+                                (0..space.rec.space().params().len())
+                                    .filter_map(|k| space.rec.label(&cfg, k))
+                                    .collect::<Vec<_>>()
+                                    .join(",")
+                            });
+                            json!([key, if rec.is_ok() { rec.cost } else { None }])
+                        })
+                        .collect()
+                })
+                .unwrap_or_default();
+            json!({
+                "technique": cands[c].name, "space": space.name, "seed": seed,
+                "budget": budget, "evals": evals,
+            })
+            .to_string()
         })
         .collect()
 }

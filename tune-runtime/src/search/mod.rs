@@ -7,9 +7,10 @@
 //!
 //! The default, [`TechniqueKind::Hybrid`] (chosen by cross-validation on recorded spaces),
 //! spends the first 100 evaluations on [`Surrogate`], a random-forest model of the cost
-//! that proposes where the expected improvement is largest (the two proposals of a batch
-//! kept apart, and in the last tenth of those 100 or of a smaller budget where the
-//! predicted cost is lowest), then hands over to [`Bandit`],
+//! that proposes where the expected improvement is largest (started from configurations
+//! balanced over each parameter's values, with the power-of-two alignment of integer sizes
+//! as features, the two proposals of a batch kept apart, and in the last tenth of those 100
+//! or of a smaller budget where the predicted cost is lowest), then hands over to [`Bandit`],
 //! which shares the budget among two iterated local searches, a genetic algorithm,
 //! simulated annealing and the model-guided local search [`Guided`].
 //! `bench/simulate/RESULTS.md` compares every technique with Kernel Tuner's strategies on
@@ -126,7 +127,7 @@ pub use mcmc::Mcmc;
 pub use phased::Phased;
 pub use pso::Pso;
 pub use random::Random;
-pub use surrogate::Surrogate;
+pub use surrogate::{StartDesign, Surrogate};
 pub use transfer::{SourceView, Transfer};
 pub use warm::WarmStart;
 
@@ -177,11 +178,13 @@ pub enum TechniqueKind {
     Local,
     /// [`Surrogate`]: model-based search with a random-forest surrogate, for small budgets.
     Surrogate,
-    /// The default: [`Surrogate`] (a space-filling start of 10; the proposals of a batch
-    /// differ in at least 2 parameters; the last tenth of its share spent on the lowest
-    /// predicted costs) for the first 100 evaluations, or the whole budget when it is
-    /// smaller, then [`Bandit`] ([`Phased`]). Chosen by cross-validation over 9 recorded
-    /// spaces (`bench/simulate/RESULTS.md`, round 7).
+    /// The default: [`Surrogate`] (a start of 10 balanced over each parameter's values,
+    /// [`StartDesign::Balanced`]; the power-of-two alignment of integer sizes as features,
+    /// [`Surrogate::alignment`]; the proposals of a batch differ in at least 2 parameters;
+    /// the last tenth of its share spent on the lowest predicted costs) for the first 100
+    /// evaluations, or the whole budget when it is smaller, then [`Bandit`] ([`Phased`]).
+    /// Chosen by cross-validation over 10 recorded spaces (`bench/simulate/RESULTS.md`,
+    /// round 8).
     #[default]
     Hybrid,
 }
@@ -237,7 +240,13 @@ impl TechniqueKind {
             TechniqueKind::Surrogate => Box::new(Surrogate::new()),
             TechniqueKind::Hybrid => Box::new(
                 Phased::of(
-                    Box::new(Surrogate::new().initial(10).batch_spread(2)),
+                    Box::new(
+                        Surrogate::new()
+                            .initial(10)
+                            .batch_spread(2)
+                            .start_design(StartDesign::Balanced)
+                            .alignment(true),
+                    ),
                     Box::new(Bandit::new()),
                 )
                 .switch(1.0, 10, 100)

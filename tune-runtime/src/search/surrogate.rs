@@ -12,8 +12,7 @@ use super::bayes::expected_improvement;
 use super::forest::{Forest, Growth};
 use super::util::{finite, ranks, Visited};
 use super::Technique;
-use crate::param::Value;
-use crate::space::{Config, Neighbourhood, Space};
+use crate::space::{Neighbourhood, Space};
 
 /// Sequential model-based search: a random forest over the parameters' values models the
 /// log cost, and each proposal maximises the expected improvement over the best cost seen.
@@ -24,8 +23,9 @@ use crate::space::{Config, Neighbourhood, Space};
 ///   no further scaling.
 /// - **Failures** (compile errors, launch failures, wrong results) count as the worst cost
 ///   seen, so the model learns to avoid the regions where they happen.
-/// - **Start**: a space-filling design: each configuration is the one farthest (in
-///   normalised features) from those chosen before, among a pool of random valid ones.
+/// - **Start**: a design among a pool of random valid configurations
+///   ([`Surrogate::start_design`]): by default space-filling, each configuration the one
+///   farthest (in normalised features) from those chosen before.
 /// - **Candidates**: only valid configurations are ever scored, so constraints hold by
 ///   construction: every unmeasured configuration when the space is small (up to 20,000 by
 ///   default: the exact maximum), else random unmeasured ones, the unmeasured neighbours
@@ -73,6 +73,10 @@ pub struct Surrogate {
     interactions: bool,
     /// The pairs of size parameters whose log product and log ratio are features.
     pairs: Vec<(usize, usize)>,
+    start: StartDesign,
+    alignment: bool,
+    /// The integer parameters whose power-of-two alignment is a feature.
+    aligned: Vec<usize>,
 }
 
 impl Default for Surrogate {
@@ -121,7 +125,27 @@ impl Surrogate {
             pool: None,
             interactions: false,
             pairs: Vec::new(),
+            start: StartDesign::MaxMin,
+            alignment: false,
+            aligned: Vec::new(),
         }
+    }
+    /// How the start configurations are chosen (default [`StartDesign::MaxMin`]).
+    #[must_use]
+    pub fn start_design(mut self, design: StartDesign) -> Self {
+        self.start = design;
+        self
+    }
+    /// Adds, for every parameter of positive integer values that are not all powers of two,
+    /// the power of two dividing its value as a feature (default: off): 4 for 16, 48 and 80,
+    /// 5 for 32 and 96, 6 for 64. GPUs reward aligned sizes (whole warps, whole memory
+    /// transactions, vector widths), so the fast values of a size are often a comb (32,
+    /// 64, 128 fast; 48, 80, 96, 112 slow) that splits on the value itself, an ordered
+    /// reading, can only cut into steps; one split on the alignment separates them.
+    #[must_use]
+    pub fn alignment(mut self, on: bool) -> Self {
+        self.alignment = on;
+        self
     }
     /// Grows extremely randomised trees (default: off): every tree sees all the
     /// measurements, and each split takes the best of one random cut per feature (drawn
@@ -260,31 +284,6 @@ impl Surrogate {
             .unwrap_or_else(|| self.budget.map_or(10, |b| (b as usize / 10).clamp(5, 10)))
     }
 
-    fn features(&self, space: &Space, cfg: &Config) -> Vec<f64> {
-        let mut f: Vec<f64> = space
-            .params()
-            .iter()
-            .zip(cfg.raw())
-            .zip(&self.log)
-            .map(|((p, &r), &log)| match p.value_of_raw(r) {
-                Value::Str(_) => p.domain_index(r).unwrap_or(0) as f64,
-                v => {
-                    let x = v.as_f64().unwrap_or(0.0);
-                    if log {
-                        x.ln()
-                    } else {
-                        x
-                    }
-                }
-            })
-            .collect();
-        for &(i, j) in &self.pairs {
-            f.push(f[i] + f[j]);
-            f.push(f[i] - f[j]);
-        }
-        f
-    }
-
     fn features_of(&self, space: &Space, index: u128) -> Option<Vec<f64>> {
         match self.all.get(usize::try_from(index).ok()?) {
             Some(f) => Some(f.clone()),
@@ -305,70 +304,44 @@ impl Surrogate {
         f
     }
 
-    /// Space-filling start: greedy max-min distance among random valid configurations.
+    /// The start design ([`StartDesign`]) among random valid configurations.
     fn plan_design(&mut self, space: &Space) {
         let n = self.start_size();
         if n == 0 {
             return;
         }
-        let mut pool: Vec<(u128, Vec<f64>)> = Vec::new();
+        let mut pool: Vec<(u128, Vec<f64>, Vec<u64>)> = Vec::new();
         let mut seen = HashSet::new();
         for _ in 0..(30 * n).max(60) {
             let Some(i) = self.visited.random_unseen(space, &mut self.rng) else {
                 break;
             };
             if seen.insert(i) {
-                if let Some(f) = self.features_of(space, i) {
-                    pool.push((i, f));
+                if let (Some(f), Some(c)) = (self.features_of(space, i), space.get(i)) {
+                    pool.push((i, f, c.raw().to_vec()));
                 }
             }
         }
-        if pool.is_empty() {
+        let Some(d) = pool.first().map(|p| p.1.len()) else {
             return;
-        }
-        let d = pool[0].1.len();
+        };
+        // Features scaled to 0..=1 over the pool, for the distances of the max-min design.
         let (mut lo, mut hi) = (vec![f64::INFINITY; d], vec![f64::NEG_INFINITY; d]);
-        for (_, f) in &pool {
+        for (_, f, _) in &pool {
             for k in 0..d {
                 lo[k] = lo[k].min(f[k]);
                 hi[k] = hi[k].max(f[k]);
             }
         }
-        let norm: Vec<Vec<f64>> = pool
-            .iter()
-            .map(|(_, f)| {
-                (0..d)
-                    .map(|k| {
-                        let w = hi[k] - lo[k];
-                        if w > 0.0 {
-                            (f[k] - lo[k]) / w
-                        } else {
-                            0.0
-                        }
-                    })
-                    .collect()
-            })
-            .collect();
-        let dist =
-            |a: &[f64], b: &[f64]| -> f64 { a.iter().zip(b).map(|(x, y)| (x - y) * (x - y)).sum() };
-        let mut chosen = vec![0usize];
-        let mut near: Vec<f64> = norm.iter().map(|p| dist(p, &norm[0])).collect();
-        while chosen.len() < n.min(pool.len()) {
-            let Some((k, _)) = near
-                .iter()
-                .enumerate()
-                .max_by(|a, b| a.1.total_cmp(b.1))
-                .filter(|(_, &v)| v > 0.0)
-            else {
-                break;
-            };
-            chosen.push(k);
-            for (j, p) in norm.iter().enumerate() {
-                near[j] = near[j].min(dist(p, &norm[k]));
+        for (_, f, _) in &mut pool {
+            for k in 0..d {
+                let w = hi[k] - lo[k];
+                f[k] = if w > 0.0 { (f[k] - lo[k]) / w } else { 0.0 };
             }
         }
+        let chosen = design::choose(self.start, &pool, n, &mut self.rng);
         // Proposed from the end.
-        self.design = chosen.into_iter().rev().map(|k| pool[k].0).collect();
+        self.design = chosen.into_iter().rev().collect();
     }
 
     /// Training rows: features and log costs, failures at the worst cost seen (or left
@@ -740,6 +713,13 @@ impl Technique for Surrogate {
                 }
             }
         }
+        self.aligned = if self.alignment {
+            (0..space.params().len())
+                .filter(|&k| aligns(&space.params()[k]))
+                .collect()
+        } else {
+            Vec::new()
+        };
         self.all = if space.len() <= self.exhaustive {
             space
                 .iter()
@@ -800,7 +780,14 @@ impl Technique for Surrogate {
     }
 }
 
+mod design;
+mod features;
 mod pool;
+
+pub use design::StartDesign;
+#[cfg(test)]
+use features::alignment;
+use features::aligns;
 
 #[cfg(test)]
 mod tests;

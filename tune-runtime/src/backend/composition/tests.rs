@@ -244,7 +244,12 @@ fn a_tuning_run_finds_the_fewest_passes() {
         .unwrap();
     assert_eq!(r.valid, s.len() as u64);
     let best = s.describe(&r.best.config);
-    assert!(best.contains("WG=16") && best.contains("VW=4"), "{best}");
+    // WG = 8 and 16 with VW = 4 both take 2 passes (1000 -> 32 -> 1, 1000 -> 16 -> 1) and
+    // cost the same: which one is "best" is the order the technique measured them in.
+    assert!(
+        (best.contains("WG=16") || best.contains("WG=8")) && best.contains("VW=4"),
+        "{best}"
+    );
 }
 
 #[test]

@@ -343,3 +343,109 @@ fn extra_trees_find_the_optimum_with_distinct_proposals() {
     }
     assert!(found >= 15, "found in {found} of 20 runs");
 }
+
+/// A size that GPUs reward when aligned: X in 16, 32, ... 256 is fast at multiples of 64
+/// and slow in between; Y has its optimum in the middle (3 of 1 to 8).
+fn comb() -> Space {
+    SpaceBuilder::new()
+        .param(Param::<u32>::values("X", (1..=16).map(|k| 16 * k)))
+        .param(Param::<u32>::range("Y", 1..9))
+        .build()
+        .unwrap()
+}
+
+fn comb_cost(space: &Space, i: u128) -> Option<f64> {
+    let c = space.get(i)?;
+    let (x, y) = (c.get::<u32>(0), c.get::<u32>(1));
+    let aligned = if x % 64 == 0 { 1.0 } else { 2.0 };
+    let dy = y as f64 - 3.0;
+    Some(aligned * (1.0 + 0.1 * dy * dy) * (1.0 + 0.01 * (x as f64).log2()))
+}
+
+#[test]
+fn alignment_is_the_power_of_two_dividing_a_size() {
+    assert_eq!(alignment(48.0), 4);
+    assert_eq!(alignment(64.0), 6);
+    assert_eq!(alignment(1.0), 0);
+    assert_eq!(alignment(2.5), 0);
+    assert_eq!(alignment(-8.0), 0);
+    let space = comb();
+    // X (16 to 256 in steps of 16) gets the feature; Y (1 to 8) too: 3, 5, 6, 7 are not
+    // powers of two. All powers of two, or two values: nothing the value does not say.
+    assert!(space.params().iter().all(aligns));
+    let pow2 = SpaceBuilder::new()
+        .param(Param::<u32>::values("P", [1, 2, 4, 8]))
+        .param(Param::<u32>::values("B", [3, 5]))
+        .build()
+        .unwrap();
+    assert!(!pow2.params().iter().any(aligns));
+    let mut t = Surrogate::new().alignment(true);
+    t.init(&space, 0);
+    let i = space
+        .iter()
+        .position(|c| c.get::<u32>(0) == 96 && c.get::<u32>(1) == 4);
+    let f = t.features_of(&space, i.unwrap() as u128).unwrap();
+    // log X, log Y, then the alignments of 96 (5) and 4 (2).
+    assert_eq!(f.len(), 4);
+    assert_eq!(&f[2..], &[5.0, 2.0]);
+}
+
+#[test]
+fn alignment_finds_an_optimum_on_a_comb_sooner() {
+    let space = comb();
+    let opt = (0..space.len())
+        .filter_map(|i| comb_cost(&space, i).map(|c| (i, c)))
+        .min_by(|a, b| a.1.total_cmp(&b.1))
+        .unwrap()
+        .0;
+    let found = |align: bool| -> usize {
+        (0..20)
+            .filter(|&seed| {
+                let mut t = Surrogate::new().initial(8).alignment(align);
+                t.budget(24);
+                t.init(&space, seed);
+                let mut asked = Vec::new();
+                while asked.len() < 24 {
+                    for i in t.ask(&space, 2) {
+                        t.tell(&space, i, comb_cost(&space, i));
+                        asked.push(i);
+                    }
+                }
+                asked.contains(&opt)
+            })
+            .count()
+    };
+    let (with, without) = (found(true), found(false));
+    eprintln!("optimum within 24 of 128: {with} of 20 seeds with alignment, {without} without");
+    assert!(with > without, "{with} with alignment, {without} without");
+}
+
+#[test]
+fn a_balanced_start_covers_every_value_where_max_min_takes_the_extremes() {
+    let space = comb();
+    let start = |design: StartDesign, seed: u64| -> Vec<u32> {
+        let mut t = Surrogate::new().initial(16).start_design(design);
+        t.init(&space, seed);
+        let xs: Vec<u32> = t
+            .ask(&space, 16)
+            .iter()
+            .map(|&i| space.get(i).unwrap().get::<u32>(0))
+            .collect();
+        assert_eq!(xs.len(), 16);
+        xs
+    };
+    for seed in 0..5 {
+        // 16 configurations, 16 values of X: each once.
+        let mut b = start(StartDesign::Balanced, seed);
+        b.sort_unstable();
+        b.dedup();
+        assert_eq!(b.len(), 16, "seed {seed}: {b:?}");
+        // Max-min: the extremes (16 or 256) far more often than 2 in 16.
+        let m = start(StartDesign::MaxMin, seed);
+        let ends = m.iter().filter(|&&x| x == 16 || x == 256).count();
+        assert!(ends >= 5, "seed {seed}: {m:?}");
+        let r = start(StartDesign::Random, seed);
+        let set: HashSet<u32> = r.iter().copied().collect();
+        assert!(set.len() > 4, "seed {seed}: {r:?}");
+    }
+}
