@@ -38,6 +38,9 @@
 # each shape's 3 best cells for the tables:
 #   SEEDS=1,2 PLAN=130 TUNE_SELECT_SECONDS=290 LIMIT=320 B=.device-bin/select8 \
 #     bash benches/gpu/run_select.sh cuda                         # about 4 minutes
+# select9 (the fit guard, a selection-side change): the same call, binary built at 461b97c:
+#   SEEDS=1,2 PLAN=130 TUNE_SELECT_SECONDS=290 LIMIT=320 B=.device-bin/select9 \
+#     bash benches/gpu/run_select.sh cuda                         # about 4 minutes
 B=${B:-.device-bin/select5}
 R=benches/gpu-logs/cuda/run.sh # puts CUDA 13's libnvrtc and libcublas on LD_LIBRARY_PATH
 OUT=${OUT:-/tmp/select-out}

@@ -123,6 +123,17 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
     );
     // (log loss of the pick, row) for each test shape.
     let mut rows: Vec<(f64, String)> = Vec::new();
+    // The same selector without its fit guard (select9): where the guard moved a pick.
+    let unguarded = tune::select::Selector {
+        fit_guard: None,
+        ..s.clone()
+    };
+    let share = |i: usize, c: Option<&tune::results::Named<tune::Value>>, best: f64| {
+        c.and_then(|p| truth.configs().iter().position(|x| x == p))
+            .and_then(|c| truth.get(i, c))
+            .map(|t| best / t)
+    };
+    let (mut moved, mut moved_logs, mut tree_logs) = (0, Vec::new(), Vec::new());
     let (mut logs_in, mut logs_out, mut bound_in, mut bound_out) = (vec![], vec![], vec![], vec![]);
     for &i in &split.test {
         let Some((_, best)) = truth.best(i) else {
@@ -135,6 +146,15 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
             .and_then(|p| truth.configs().iter().position(|x| x == p))
             .and_then(|c| truth.get(i, c))
             .map(|t| best / t);
+        let tree_pick = unguarded.choose(&input.features);
+        let tree_pos = tree_pick.and_then(|p| s.configs.iter().position(|c| c == p));
+        if tree_pos != pos {
+            moved += 1;
+            if let (Some(g), Some(t)) = (got, share(i, tree_pick, best)) {
+                moved_logs.push(g.ln());
+                tree_logs.push(t.ln());
+            }
+        }
         let top = best_in(&truth, i, &set);
         let top_pos = top.and_then(|c| set.iter().position(|&x| x == c));
         let bound = top.and_then(|c| truth.get(i, c)).map(|t| best / t);
@@ -153,7 +173,11 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
             format!(
                 "| {} | {} | {} | {} | {} | {} |",
                 input.key,
-                pos.map_or("-".into(), |p| p.to_string()),
+                match (pos, tree_pos) {
+                    (Some(p), Some(t)) if p != t => format!("{p} (fit guard; tree: {t})"),
+                    (Some(p), _) => p.to_string(),
+                    _ => "-".into(),
+                },
                 got.map_or("unmeasured".into(), |g| format!("{:.1}", 100.0 * g)),
                 top_pos.map_or("-".into(), |p| p.to_string()),
                 bound.map_or("-".into(), |b| format!("{:.1}", 100.0 * b)),
@@ -179,6 +203,15 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
     );
     for (_, r) in &rows {
         let _ = writeln!(out, "{r}");
+    }
+    if s.fit_guard.is_some() {
+        let _ = writeln!(
+            out,
+            "\nThe fit guard moved {moved} of the {} test shapes' picks: {:.2}% where the tree's picks would reach {:.2}% (geometric means over those shapes).\n",
+            split.test.len(),
+            g(&moved_logs),
+            g(&tree_logs),
+        );
     }
     println!("{out}");
     Ok(())

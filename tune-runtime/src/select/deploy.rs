@@ -15,6 +15,7 @@ use serde::{Deserialize, Serialize};
 use super::classify::{Node, TreeLimits};
 use super::cost::{robust, train_tree_for, Objective};
 use super::features::{extend, fit_features, Derived, Tiling};
+use super::fit_guard::FitGuard;
 use super::matrix::Matrix;
 use super::model::{Basis, Models};
 use super::set::{self, SetMethod};
@@ -50,6 +51,10 @@ pub struct Selector {
     /// tree everywhere).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub guard: Option<Guard>,
+    /// Which configurations a shape may run by their tiles' fit, after the tree and the
+    /// range guard (`None`: whatever they choose; select9).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_guard: Option<FitGuard>,
     /// The training inputs' keys.
     pub trained_on: Vec<String>,
 }
@@ -183,6 +188,7 @@ impl Selector {
             limits,
             objective,
             guard,
+            fit_guard: None,
             trained_on: train.iter().map(|&i| m.inputs()[i].key.clone()).collect(),
         })
     }
@@ -195,7 +201,41 @@ impl Selector {
             Some(g) if !g.inside(&all) => g.choice,
             _ => self.tree.choose(&all),
         };
+        let choice = match &self.fit_guard {
+            Some(f) => f.apply(choice, features),
+            None => choice,
+        };
         self.configs.get(choice)
+    }
+
+    /// This selector with a [`FitGuard`] of its set, fitted on `train` of `m` (the matrix
+    /// it was fitted on, which holds its configurations), each configuration tiled by
+    /// the first of `tilings` that fits it.
+    ///
+    /// # Errors
+    /// [`Error::Select`] when `m` lacks a deployed configuration or no training input has
+    /// a measured configuration of the set.
+    pub fn with_fit_guard(
+        mut self,
+        m: &Matrix,
+        train: &[usize],
+        tilings: &[Tiling],
+    ) -> Result<Selector> {
+        let set = self
+            .configs
+            .iter()
+            .map(|c| {
+                m.configs().iter().position(|x| x == c).ok_or_else(|| {
+                    Error::Select(format!(
+                        "configuration `{c}` is not in the matrix: fit the guard on the matrix the selector was fitted on"
+                    ))
+                })
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        self.fit_guard = Some(FitGuard::fit(m, train, &set, tilings).ok_or_else(|| {
+            Error::Select("no training input has a measured configuration of the set".into())
+        })?);
+        Ok(self)
     }
 
     /// Rust source for `#[tunable(select = "path")]`: an expression of type
@@ -263,6 +303,13 @@ impl Selector {
                 g.choice
             );
         }
+        if let Some(f) = &self.fit_guard {
+            let _ = writeln!(
+                out,
+                "// fit guard: a configuration whose tile's useful share of the padded work is below the best's and at most {:?} of it never runs; then the first allowed of {:?}",
+                f.ratio, f.order
+            );
+        }
         for (i, c) in self.configs.iter().enumerate() {
             let _ = writeln!(out, "// {i}: {c}");
         }
@@ -281,6 +328,21 @@ impl Selector {
             }
         }
         let _ = write!(out, "::core::option::Option::Some(({fingerprint:?}, ");
+        match &self.fit_guard {
+            // One configuration: nothing to exclude.
+            Some(f) if literals.len() > 1 => self.emit_fit_guard(f, &literals, &own, &mut out),
+            _ => self.emit_choice(&literals, &mut out),
+        }
+        out.push_str("))\n");
+        if !self.derived.is_empty() {
+            out.push_str("}\n");
+        }
+        Ok(out)
+    }
+
+    /// The range guard (where there is one) and the tree, ending in `leaves` (struct
+    /// literals, or set positions for the fit guard).
+    fn emit_choice(&self, leaves: &[String], out: &mut String) {
         if let Some(g) = &self.guard {
             // Outside the training range (or NaN): the set's most robust configuration.
             let within: Vec<String> = g
@@ -292,19 +354,67 @@ impl Selector {
                     format!("({lo:?}..={hi:?}).contains(&{x})")
                 })
                 .collect();
-            let lit = literals.get(g.choice).map_or("Self", String::as_str);
+            let lit = leaves.get(g.choice).map_or("Self", String::as_str);
             let _ = write!(out, "if !({}) {{\n    {lit}\n}} else ", within.join(" && "));
             out.push_str("{\n    ");
-            self.emit(&self.tree, &literals, 1, &mut out);
+            self.emit(&self.tree, leaves, 1, out);
             out.push_str("\n}");
         } else {
-            self.emit(&self.tree, &literals, 0, &mut out);
+            self.emit(&self.tree, leaves, 0, out);
         }
-        out.push_str("))\n");
-        if !self.derived.is_empty() {
-            out.push_str("}\n");
+    }
+
+    /// A block that computes each configuration's tile fit from the own features (`own`:
+    /// their locals), lets the tree choose a set position, and runs it or the first
+    /// allowed of the guard's order, as [`FitGuard::apply`] does.
+    fn emit_fit_guard(&self, f: &FitGuard, literals: &[String], own: &[String], out: &mut String) {
+        let n = literals.len();
+        out.push_str("{\n");
+        for p in 0..n {
+            let expr = match f.tiles.get(p) {
+                Some(t) if !t.is_empty() => Derived::Fit {
+                    name: String::new(),
+                    tiles: t.clone(),
+                }
+                .rust(own),
+                _ => "1.0".to_string(),
+            };
+            let _ = writeln!(out, "    let __tune_f{p}: f64 = {expr};");
         }
-        Ok(out)
+        let top = (1..n).fold("__tune_f0".to_string(), |acc, p| {
+            format!("{acc}.max(__tune_f{p})")
+        });
+        let _ = writeln!(out, "    let __tune_top: f64 = {top};");
+        let _ = writeln!(
+            out,
+            "    let __tune_ok = |f: f64| f >= __tune_top || f > {:?} * __tune_top;",
+            f.ratio
+        );
+        let positions: Vec<String> = (0..n).map(|p| format!("{p}usize")).collect();
+        out.push_str("    let __tune_pick: usize = ");
+        self.emit_choice(&positions, out);
+        out.push_str(";\n");
+        let last = n.saturating_sub(1);
+        let arms = |out: &mut String, value: &dyn Fn(usize) -> String| {
+            for p in 0..last {
+                let _ = writeln!(out, "        {p} => {},", value(p));
+            }
+            let _ = writeln!(out, "        _ => {},", value(last));
+        };
+        out.push_str("    let __tune_fit: f64 = match __tune_pick {\n");
+        arms(out, &|p| format!("__tune_f{p}"));
+        out.push_str("    };\n    let __tune_pick: usize = if __tune_ok(__tune_fit) {\n        __tune_pick\n    }");
+        for &p in &f.order {
+            let _ = write!(
+                out,
+                " else if __tune_ok(__tune_f{p}) {{\n        {p}\n    }}"
+            );
+        }
+        out.push_str(" else {\n        __tune_pick\n    };\n    match __tune_pick {\n");
+        arms(out, &|p| {
+            literals.get(p).cloned().unwrap_or_else(|| "Self".into())
+        });
+        out.push_str("    }\n}");
     }
 
     /// The local a feature (own, then derived) is bound to in the generated source.
@@ -502,6 +612,7 @@ mod tests {
             limits: TreeLimits::B,
             objective: Objective::Label,
             guard: None,
+            fit_guard: None,
             trained_on: vec!["m=1,n=1".into()],
         }
     }
@@ -565,6 +676,57 @@ mod tests {
         old.as_object_mut().unwrap().remove("objective");
         let old: Selector = serde_json::from_value(old).unwrap();
         assert_eq!((old.guard, old.objective), (None, Objective::Label));
+    }
+
+    #[test]
+    fn a_fit_guard_overrides_the_tree_and_the_range_guard_where_a_tile_wastes_half() {
+        let mut s = selector();
+        s.guard = Some(Guard {
+            ranges: vec![(64.0, 4096.0), (1.0, 1e5)],
+            choice: 2,
+        });
+        // Tiles of 16, 32 and 64 rows (`wgd`); the fallback tries 64, then 32, then 16.
+        s.fit_guard = Some(FitGuard {
+            tiles: vec![vec![(0, 16)], vec![(0, 32)], vec![(0, 64)]],
+            order: vec![2, 1, 0],
+            ratio: 0.5,
+        });
+        let wgd = |m: f64, n: f64| s.choose(&[m, n]).and_then(|c| c.get("wgd")).cloned();
+        // Inside the range the tree's choice stands where its tile fits: m = 200 runs 32
+        // (fit 200/224 against 200/208); m = 96 runs 16 (tree), fits 1.
+        assert_eq!(wgd(200.0, 5.0), Some(Value::Int(32)));
+        assert_eq!(wgd(96.0, 5.0), Some(Value::Int(16)));
+        // Below the range the range guard's 64 rows would run; at m = 32 they fit 1/2 of
+        // the best: the next in order, 32 rows (fit 1), runs.
+        assert_eq!(wgd(32.0, 5.0), Some(Value::Int(32)));
+        // m = 8: 64 and 32 rows both fit at most half of 16 rows'.
+        assert_eq!(wgd(8.0, 5.0), Some(Value::Int(16)));
+        // Beyond it: every tile fits; the range guard's choice.
+        assert_eq!(wgd(1e9, 5.0), Some(Value::Int(64)));
+        let src = s.rust("abc").unwrap();
+        assert!(
+            src.contains("let __tune_pick: usize = if !((64.0..=4096.0).contains(&m) && (1.0..=100000.0).contains(&n)) {\n    2usize\n} else {"),
+            "{src}"
+        );
+        assert!(
+            src.contains("let __tune_ok = |f: f64| f >= __tune_top || f > 0.5 * __tune_top;"),
+            "{src}"
+        );
+        assert!(
+            src.contains("} else if __tune_ok(__tune_f2) {\n        2\n    }"),
+            "{src}"
+        );
+        assert!(
+            src.contains("        _ => Self { wgd: 64, r#type: false },\n    }\n}"),
+            "{src}"
+        );
+        let back: Selector = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
+        assert_eq!(back, s);
+        // One configuration: nothing to exclude, no fit computed.
+        s.configs.truncate(1);
+        s.tree = Node::Leaf { choice: 0 };
+        s.guard = None;
+        assert!(!s.rust("abc").unwrap().contains("__tune_f0"));
     }
 
     #[test]

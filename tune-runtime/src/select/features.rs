@@ -62,13 +62,7 @@ impl Derived {
         let v = match self {
             Derived::Product { terms, .. } => terms.iter().map(|&(i, e)| x(i).powi(e)).product(),
             Derived::Harmonic { of, .. } => 1.0 / of.iter().map(|&i| 1.0 / x(i)).sum::<f64>(),
-            Derived::Fit { tiles, .. } => tiles
-                .iter()
-                .map(|&(i, t)| {
-                    let t = f64::from(t);
-                    x(i) / ((x(i) / t).ceil() * t)
-                })
-                .product(),
+            Derived::Fit { tiles, .. } => return tile_fit(tiles, own),
         };
         if v.is_finite() {
             v
@@ -120,6 +114,25 @@ impl Derived {
             }
         };
         format!("{{ let v: f64 = {v}; if v.is_finite() {{ v }} else {{ 0.0 }} }}")
+    }
+}
+
+/// The useful share of the padded work of a tile `(feature index, size)` per dimension
+/// on an input's own features, as [`Derived::Fit`] computes it: 0 where it is not finite
+/// (a size of 0), 1 for no tile.
+pub fn tile_fit(tiles: &[(usize, u32)], own: &[f64]) -> f64 {
+    let x = |i: usize| own.get(i).copied().unwrap_or(0.0);
+    let v: f64 = tiles
+        .iter()
+        .map(|&(i, t)| {
+            let t = f64::from(t);
+            x(i) / ((x(i) / t).ceil() * t)
+        })
+        .product();
+    if v.is_finite() {
+        v
+    } else {
+        0.0
     }
 }
 

@@ -13,6 +13,8 @@
 //!   set's most robust configuration.
 //! - [`model`]: a model per configuration of its share of the best, fitted on every
 //!   measured cell of the set, not only the winners (select8).
+//! - [`fit_guard`]: at dispatch, no configuration whose tile wastes half the best-fitting
+//!   one's useful work or more (select9).
 //! - [`deploy`]: the [`Selector`] that ships, and its Rust source for
 //!   `#[tunable(select = "..")]`.
 //! - [`report`]: splits of the inputs and the tables (every method x classifier x k).
@@ -47,6 +49,7 @@ pub mod cost;
 pub mod cross;
 pub mod deploy;
 pub mod features;
+pub mod fit_guard;
 pub mod matrix;
 pub mod model;
 pub mod nested;
@@ -57,6 +60,7 @@ pub use classify::{Classifier, Node, TreeLimits};
 pub use cost::Objective;
 pub use cross::{measured, tune_inputs, Plan, Stats};
 pub use deploy::Selector;
+pub use fit_guard::FitGuard;
 pub use matrix::{Input, Matrix, Normalisation, Score};
 pub use model::{Basis, Models};
 pub use nested::{Choice, Nested, Recipe};

@@ -16,6 +16,7 @@ use super::classify::TreeLimits;
 use super::cost::{train_tree_for, Objective};
 use super::deploy::{Guard, Selector};
 use super::features::{fit_features, Derived, Tiling};
+use super::fit_guard::FitGuard;
 use super::matrix::{score_or_worst, Matrix, Normalisation, Score};
 use super::model::Basis;
 use super::set::{self, SetMethod};
@@ -42,6 +43,10 @@ pub struct Recipe {
     /// ([`fit_features`] of [`Nested::tilings`]; select7).
     #[serde(default)]
     pub fit: bool,
+    /// Whether a configuration whose tile wastes half the best-fitting one's useful work
+    /// or more never runs ([`FitGuard`] over [`Nested::tilings`]; select9).
+    #[serde(default)]
+    pub fit_guard: bool,
 }
 
 impl Recipe {
@@ -69,7 +74,11 @@ impl Recipe {
         };
         let guard = if self.guard { ", range guard" } else { "" };
         let fit = if self.fit { ", tile fit" } else { "" };
-        format!("{}, {cost}{tree}{features}{fit}{guard}", self.method.name())
+        let fit_guard = if self.fit_guard { ", fit guard" } else { "" };
+        format!(
+            "{}, {cost}{tree}{features}{fit}{guard}{fit_guard}",
+            self.method.name()
+        )
     }
 
     /// Every set method (clustering with every normalisation) with the paper's trees A,
@@ -90,6 +99,7 @@ impl Recipe {
                     objective: Objective::Label,
                     guard: false,
                     fit: false,
+                    fit_guard: false,
                 })
             })
             .collect()
@@ -109,6 +119,16 @@ impl Recipe {
     pub fn and_guarded(recipes: &[Recipe]) -> Vec<Recipe> {
         let mut v = recipes.to_vec();
         v.extend(recipes.iter().map(|r| Recipe { guard: true, ..*r }));
+        v
+    }
+
+    /// `recipes`, then each again with a [`FitGuard`] of its set.
+    pub fn and_fit_guarded(recipes: &[Recipe]) -> Vec<Recipe> {
+        let mut v = recipes.to_vec();
+        v.extend(recipes.iter().map(|r| Recipe {
+            fit_guard: true,
+            ..*r
+        }));
         v
     }
 
@@ -225,6 +245,8 @@ impl Nested {
             let fit = fit.clone();
             // One set per method, shared by its trees.
             let mut sets: Vec<(SetMethod, Option<Vec<usize>>)> = Vec::new();
+            // A fit-guarded recipe reuses its unguarded twin's picks (the same tree).
+            let mut base_picks: HashMap<Recipe, Vec<(usize, usize)>> = HashMap::new();
             for (r, recipe) in self.recipes.iter().enumerate() {
                 let chosen = match sets.iter().find(|(mm, _)| *mm == recipe.method) {
                     Some((_, s)) => s.clone(),
@@ -235,41 +257,33 @@ impl Nested {
                     }
                 };
                 let Some(chosen) = chosen else { continue };
-                // The tile-fit features of this set, after the derived ones where read.
-                let fitted;
-                let features = if recipe.fit {
-                    fitted = m.with_derived(&self.features_of(recipe, m, &chosen));
-                    &fitted
-                } else if recipe.derived {
-                    &extended
-                } else {
-                    m
+                let base = Recipe {
+                    fit_guard: false,
+                    ..*recipe
                 };
-                let Ok(tree) =
-                    train_tree_for(features, &fit, &chosen, recipe.limits, recipe.objective)
-                else {
-                    continue;
-                };
-                let guard = if recipe.guard {
-                    let Some(g) = Guard::fit(features, &fit, &chosen) else {
+                let p = base_picks
+                    .entry(base)
+                    .or_insert_with(|| self.fold_picks(m, &extended, (&fit, held), &base, &chosen));
+                let guard = if recipe.fit_guard {
+                    let Some(g) = FitGuard::fit(m, &fit, &chosen, &self.tilings) else {
                         continue;
                     };
                     Some(g)
                 } else {
                     None
                 };
-                for &i in held {
-                    let x = &features.inputs()[i].features;
-                    let p = match &guard {
-                        Some(g) if !g.inside(x) => g.choice,
-                        _ => tree.choose(x),
+                for &(i, pos) in p.iter() {
+                    let pos = match &guard {
+                        Some(g) => g.apply(pos, &m.inputs()[i].features),
+                        None => pos,
                     };
-                    if let Some(&c) = chosen.get(p) {
+                    if let Some(&c) = chosen.get(pos) {
                         picks[r].insert(i, c);
                     }
                 }
             }
         }
+
         let mut scores: Vec<(Recipe, Score)> = self
             .recipes
             .iter()
@@ -305,7 +319,57 @@ impl Nested {
             (r.method, r.limits, r.objective, r.guard),
             (derived, tilings),
         )?;
+        let s = if r.fit_guard {
+            s.with_fit_guard(m, train, &self.tilings)?
+        } else {
+            s
+        };
         Ok((s, choice))
+    }
+
+    /// The set position `recipe` (its fit guard not read) picks for each input of `held`
+    /// when fitted on `fit` with the set `chosen`; none where it cannot be fitted.
+    /// `extended`: `m` with [`Nested::derived`].
+    fn fold_picks(
+        &self,
+        m: &Matrix,
+        extended: &Matrix,
+        (fit, held): (&[usize], &[usize]),
+        recipe: &Recipe,
+        chosen: &[usize],
+    ) -> Vec<(usize, usize)> {
+        // The tile-fit features of this set, after the derived ones where read.
+        let fitted;
+        let features = if recipe.fit {
+            fitted = m.with_derived(&self.features_of(recipe, m, chosen));
+            &fitted
+        } else if recipe.derived {
+            extended
+        } else {
+            m
+        };
+        let Ok(tree) = train_tree_for(features, fit, chosen, recipe.limits, recipe.objective)
+        else {
+            return Vec::new();
+        };
+        let guard = if recipe.guard {
+            let Some(g) = Guard::fit(features, fit, chosen) else {
+                return Vec::new();
+            };
+            Some(g)
+        } else {
+            None
+        };
+        held.iter()
+            .map(|&i| {
+                let x = &features.inputs()[i].features;
+                let p = match &guard {
+                    Some(g) if !g.inside(x) => g.choice,
+                    _ => tree.choose(x),
+                };
+                (i, p)
+            })
+            .collect()
     }
 
     /// The features `recipe` reads besides the input's own, for the set `chosen` of `m`:
@@ -431,6 +495,7 @@ pub(super) mod tests {
                     derived: false,
                     objective: Objective::Label,
                     guard: false,
+                    fit_guard: false,
                     fit: false,
                 },
                 Recipe {
@@ -439,6 +504,7 @@ pub(super) mod tests {
                     derived: false,
                     objective: Objective::Label,
                     guard: false,
+                    fit_guard: false,
                     fit: false,
                 },
             ],
@@ -492,6 +558,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit_guard: false,
             fit: false,
         };
         let nested = Nested {
@@ -534,6 +601,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit_guard: false,
             fit: false,
         };
         let a = Recipe {
@@ -636,6 +704,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit_guard: false,
             fit: false,
         };
         let nested = Nested {
@@ -694,6 +763,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit_guard: false,
             fit: false,
         };
         let nested = Nested {
@@ -765,6 +835,7 @@ pub(super) mod tests {
             derived: false,
             objective: Objective::Label,
             guard: false,
+            fit_guard: false,
             fit: false,
         };
         let nested = Nested {
