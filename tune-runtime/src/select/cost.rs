@@ -76,6 +76,12 @@ pub(super) fn log_shares(m: &Matrix, i: usize, set: &[usize]) -> Option<Vec<f64>
 /// [`train_cost_tree`]): what a selector runs where its tree has no data. Ties to the
 /// lower position; `None` when no training input has a measured configuration of the set.
 pub fn robust(m: &Matrix, train: &[usize], set: &[usize]) -> Option<usize> {
+    summed_log_shares(m, train, set).map(|sums| best_position(&sums).0)
+}
+
+/// Each set position's [`log_shares`] summed over the training inputs; `None` when no
+/// training input has a measured configuration of the set.
+pub(super) fn summed_log_shares(m: &Matrix, train: &[usize], set: &[usize]) -> Option<Vec<f64>> {
     let mut sums = vec![0.0; set.len()];
     let mut any = false;
     for &i in train {
@@ -86,7 +92,7 @@ pub fn robust(m: &Matrix, train: &[usize], set: &[usize]) -> Option<usize> {
             }
         }
     }
-    any.then(|| best_position(&sums).0)
+    any.then_some(sums)
 }
 
 /// Trains a cost-sensitive decision tree for the set: each leaf runs the one configuration

@@ -15,7 +15,7 @@
 
 use serde::{Deserialize, Serialize};
 
-use super::cost::log_shares;
+use super::cost::summed_log_shares;
 use super::features::{tile_fit, Tiling};
 use super::matrix::Matrix;
 
@@ -42,19 +42,7 @@ impl FitGuard {
     /// order ranks the set by its summed log shares over `train` (ties to the lower
     /// position). `None` when no training input has a measured configuration of the set.
     pub fn fit(m: &Matrix, train: &[usize], set: &[usize], tilings: &[Tiling]) -> Option<FitGuard> {
-        let mut sums = vec![0.0; set.len()];
-        let mut any = false;
-        for &i in train {
-            if let Some(shares) = log_shares(m, i, set) {
-                any = true;
-                for (s, v) in sums.iter_mut().zip(shares) {
-                    *s += v;
-                }
-            }
-        }
-        if !any {
-            return None;
-        }
+        let sums = summed_log_shares(m, train, set)?;
         let mut order: Vec<usize> = (0..set.len()).collect();
         // Stable: equal sums keep the lower position first.
         order.sort_by(|&a, &b| sums[b].total_cmp(&sums[a]));
