@@ -119,26 +119,7 @@ pub(super) fn direct_hardware_ok(
     minb: Option<usize>,
 ) -> bool {
     let d = direct_derived(v, layer);
-    let max_wg = match dev.max_work_group_size {
-        0 => 1024,
-        n => n.min(1024),
-    };
-    let local = match dev.local_mem_bytes {
-        0 => 48 * 1024,
-        n if language == Language::OpenCl => n.min(64 * 1024),
-        n => n,
-    };
-    let warp = (dev.warp_width as usize).max(1);
-    let occupancy = dev
-        .work_groups_per_cu(d.nt, Some(d.registers), d.local_bytes)
-        .map_or(2, |o| o.work_groups as usize);
-    d.nt <= max_wg
-        && d.nt % warp == 0
-        && d.registers <= 255
-        && (dev.registers_per_work_group == 0
-            || d.registers * d.nt <= dev.registers_per_work_group as usize)
-        && d.local_bytes <= local
-        && occupancy >= 2.max(minb.unwrap_or(1))
+    super::space::fits_hardware(d.nt, d.registers, d.local_bytes, dev, language, minb)
 }
 
 /// The values of `slots` (the others 0).

@@ -285,6 +285,20 @@ fn hardware_ok(
     minb: Option<usize>,
 ) -> bool {
     let d = derived(v, layer);
+    fits_hardware(d.nt, d.registers, d.local_bytes, dev, language, minb)
+}
+
+/// Whether a work-group of `nt` work-items with `registers` each and `local_bytes` of
+/// local memory fits the device, with at least 2 (or `minb`) per compute unit: the
+/// hardware level of both paths.
+pub(super) fn fits_hardware(
+    nt: usize,
+    registers: usize,
+    local_bytes: usize,
+    dev: &DeviceInfo,
+    language: Language,
+    minb: Option<usize>,
+) -> bool {
     let max_wg = match dev.max_work_group_size {
         0 => 1024,
         n => n.min(1024),
@@ -297,14 +311,14 @@ fn hardware_ok(
     };
     let warp = (dev.warp_width as usize).max(1);
     let occupancy = dev
-        .work_groups_per_cu(d.nt, Some(d.registers), d.local_bytes)
+        .work_groups_per_cu(nt, Some(registers), local_bytes)
         .map_or(2, |o| o.work_groups as usize);
-    d.nt <= max_wg
-        && d.nt % warp == 0
-        && d.registers <= 255
+    nt <= max_wg
+        && nt % warp == 0
+        && registers <= 255
         && (dev.registers_per_work_group == 0
-            || d.registers * d.nt <= dev.registers_per_work_group as usize)
-        && d.local_bytes <= local
+            || registers * nt <= dev.registers_per_work_group as usize)
+        && local_bytes <= local
         && occupancy >= 2.max(minb.unwrap_or(1))
 }
 
