@@ -3,7 +3,7 @@
 //! configuration the shipped tree picks, its share of the shape's optimum, the best of the
 //! set there and which configuration that is, and the features that lie outside the
 //! training shapes' range. SCHEME 8 or 9 fits an earlier round's recipes (select8's, select9's)
-//! instead of this round's. Reads the run as `analyse` does (the split's label cells
+//! instead of this round's (select8's choice with a fit shift). Reads the run as `analyse` does (the split's label cells
 //! included); chooses nothing.
 
 use std::fmt::Write as _;

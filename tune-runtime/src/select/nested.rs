@@ -140,23 +140,6 @@ impl Recipe {
         v
     }
 
-    /// Each tree recipe of `recipes` with a [`FitShift`] (a model has no leaves), then
-    /// `recipes`: the shifted twin first, so that where the folds score both alike (no
-    /// left-out input fell outside its leaf's fits) the one that holds outside the
-    /// training range ships (select10, fixed before its GPU call).
-    pub fn and_fit_shifted(recipes: &[Recipe]) -> Vec<Recipe> {
-        let mut v: Vec<Recipe> = recipes
-            .iter()
-            .filter(|r| !matches!(r.objective, Objective::Model(_)) && !r.fit_guard)
-            .map(|r| Recipe {
-                fit_shift: true,
-                ..*r
-            })
-            .collect();
-        v.extend_from_slice(recipes);
-        v
-    }
-
     /// `recipes`, then each again reading the tile-fit features of its set.
     pub fn and_fit(recipes: &[Recipe]) -> Vec<Recipe> {
         let mut v = recipes.to_vec();
@@ -225,9 +208,14 @@ pub struct Nested {
     /// How the configurations tile the input, for a recipe with `fit`: one
     /// [`Derived::Fit`] per distinct tile of its chosen set (empty: no tile fits).
     pub tilings: Vec<Tiling>,
-    /// How the configurations tile the output, for a recipe with `fit_shift`
-    /// ([`FitShift`]; empty: nothing shifts).
+    /// How the configurations tile the output, for a recipe with `fit_shift` and for
+    /// [`Nested::shift_chosen`] ([`FitShift`]; empty: nothing shifts).
     pub shift_tilings: Vec<Tiling>,
+    /// Whether the chosen recipe, where it is a tree without a fit guard, ships with a
+    /// [`FitShift`] (its [`Recipe::fit_shift`] set in the [`Choice`]); the folds score
+    /// the recipes as they are. The shift moves no training input's pick, so it leaves
+    /// the choice among the recipes alone (select10).
+    pub shift_chosen: bool,
 }
 
 impl Default for Nested {
@@ -241,6 +229,7 @@ impl Default for Nested {
             derived: Vec::new(),
             tilings: Vec::new(),
             shift_tilings: Vec::new(),
+            shift_chosen: false,
         }
     }
 }
@@ -356,7 +345,13 @@ impl Nested {
     /// # Errors
     /// As [`Nested::choose`] and [`Selector::fit`].
     pub fn fit(&self, m: &Matrix, train: &[usize], k: usize) -> Result<(Selector, Choice)> {
-        let choice = self.choose(m, train, k)?;
+        let mut choice = self.choose(m, train, k)?;
+        if self.shift_chosen
+            && !matches!(choice.recipe.objective, Objective::Model(_))
+            && !choice.recipe.fit_guard
+        {
+            choice.recipe.fit_shift = true;
+        }
         let r = choice.recipe;
         let derived: &[Derived] = if r.derived { &self.derived } else { &[] };
         let tilings: &[Tiling] = if r.fit { &self.tilings } else { &[] };
