@@ -153,3 +153,57 @@ fn the_generated_dispatch_computes_the_pick_s_fit_in_each_leaf() {
     assert_eq!(src.matches("__tune_shift(").count(), s.tree.leaves(), "{src}");
     assert!(src.contains("// fit shift:"), "{src}");
 }
+
+#[test]
+fn the_nested_choice_ships_its_tree_with_a_shift_and_scores_shifted_recipes() {
+    use crate::select::{Nested, Objective, Recipe};
+    let m = matrix();
+    let train: Vec<usize> = (0..m.inputs().len()).collect();
+    let plain = Recipe {
+        method: SetMethod::Greedy,
+        limits: TreeLimits::A,
+        derived: false,
+        objective: Objective::Label,
+        guard: false,
+        fit: false,
+        fit_guard: false,
+        fit_shift: false,
+    };
+    let nested = Nested {
+        recipes: vec![plain],
+        folds: 4,
+        shift_tilings: tilings(),
+        shift_chosen: true,
+        ..Nested::default()
+    };
+    let (s, choice) = nested.fit(&m, &train, 2).unwrap();
+    assert!(choice.recipe.fit_shift);
+    assert!(choice.recipe.name().ends_with(", fit shift"));
+    assert!(s.fit_shift.is_some());
+    assert_eq!(tile(&s, 32.0), Some(Value::Int(32)));
+    // A model has no leaves: it ships as it is.
+    let model = Nested {
+        recipes: vec![Recipe {
+            objective: Objective::Model(crate::select::Basis::Linear),
+            ..plain
+        }],
+        ..nested.clone()
+    };
+    let (s, choice) = model.fit(&m, &train, 2).unwrap();
+    assert!(!choice.recipe.fit_shift && s.fit_shift.is_none());
+    // A recipe with the shift is scored with it in the folds, beside its plain twin.
+    let twins = Nested {
+        recipes: vec![
+            plain,
+            Recipe {
+                fit_shift: true,
+                ..plain
+            },
+        ],
+        shift_chosen: false,
+        ..nested
+    };
+    let c = twins.choose(&m, &train, 2).unwrap();
+    assert_eq!(c.scores.len(), 2);
+    assert!(c.scores.iter().any(|(r, _)| r.fit_shift));
+}
