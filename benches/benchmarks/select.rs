@@ -36,12 +36,37 @@ const INPUTS: [(u32, u32); 8] = [
     (u32::MAX, 1),
 ];
 
+/// GEMM shapes inside the fit-shift tree's training range (tests/select_fit_shift.rs:
+/// `m` 3 to 3136, `n` 16 to 1000, `k` 27 to 2304), none a training shape.
+const GEMM_INSIDE: [(u32, u32, u32); 8] = [
+    (64, 100, 300),
+    (200, 250, 30),
+    (500, 900, 2000),
+    (12, 20, 280),
+    (780, 100, 28),
+    (3000, 250, 2300),
+    (100, 990, 290),
+    (50, 17, 27),
+];
+
 fn batch_demo() -> u32 {
     let mut acc = 0u32;
     for &(m, n) in &INPUTS {
         for _ in 0..8 {
             acc = acc
                 .wrapping_add(DemoConfig::select(black_box(m), black_box(n)).map_or(0, |c| c.tile));
+        }
+    }
+    acc
+}
+
+fn batch_gemm10_inside() -> u32 {
+    let mut acc = 0u32;
+    for &(m, n, k) in &GEMM_INSIDE {
+        for _ in 0..8 {
+            acc = acc.wrapping_add(
+                Gemm10Config::select(black_box(m), black_box(n), black_box(k)).map_or(0, |c| c.tm),
+            );
         }
     }
     acc
@@ -137,6 +162,14 @@ fn select(c: &mut Criterion) {
                 Gemm10Config::select(black_box(m), black_box(n), black_box(m ^ n))
             })
         });
+        g.bench_function("warm call, GEMM-sized tree with a fit shift, inside the training range", |b| {
+            let mut i = 0usize;
+            b.iter(|| {
+                i = (i + 1) % GEMM_INSIDE.len();
+                let (m, n, k) = GEMM_INSIDE[i];
+                Gemm10Config::select(black_box(m), black_box(n), black_box(k))
+            })
+        });
     }
     g.finish();
     // Percentiles and threads, printed beside criterion's lines.
@@ -148,6 +181,11 @@ fn select(c: &mut Criterion) {
     spread("select", batches, batch_demo);
     if Gemm10Config::select(16, 16, 16).is_some() {
         spread("select, GEMM-sized tree with a fit shift", batches, batch_gemm10);
+        spread(
+            "select, GEMM-sized tree with a fit shift, inside the training range",
+            batches,
+            batch_gemm10_inside,
+        );
     }
 }
 

@@ -341,15 +341,16 @@ impl Selector {
         for (i, c) in self.configs.iter().enumerate() {
             let _ = writeln!(out, "// {i}: {c}");
         }
-        // Derived features are locals of a block around the tree, prefixed so that they
-        // cannot shadow an argument.
+        // Derived features are closures of a block around the tree, prefixed so that they
+        // cannot shadow an argument: a call computes only those its path reads (select10:
+        // the GEMM's five, divisions among them, cost more than the tree's comparisons).
         let own: Vec<String> = self.features.iter().map(|f| raw(f)).collect();
         if !self.derived.is_empty() {
             out.push_str("{\n");
             for d in &self.derived {
                 let _ = writeln!(
                     out,
-                    "    let {}: f64 = {};",
+                    "    let {} = || -> f64 {{ {} }};",
                     derived_local(d.name()),
                     d.rust(&own)
                 );
@@ -477,7 +478,7 @@ impl Selector {
             None => self
                 .derived
                 .get(feature - self.features.len())
-                .map_or("_".into(), |d| derived_local(d.name())),
+                .map_or("_".into(), |d| derived_value(d.name())),
         }
     }
 
@@ -579,9 +580,14 @@ impl Selector {
     }
 }
 
-/// The local of a derived feature in the generated source.
+/// The local closure of a derived feature in the generated source.
 fn derived_local(name: &str) -> String {
     format!("__tune_{name}")
+}
+
+/// A derived feature's value in the generated source: its closure called.
+fn derived_value(name: &str) -> String {
+    format!("{}()", derived_local(name))
 }
 
 fn limits_name(l: TreeLimits) -> String {

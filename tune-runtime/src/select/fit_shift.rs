@@ -121,9 +121,12 @@ impl FitShift {
         let top = stats.iter().fold(0.0f64, |a, s| a.max(s.0));
         let mut best = (pick, top * ratio(pick, least));
         for (p, s) in stats.iter().enumerate() {
-            let v = s.0 * ratio(p, s.1);
-            if v > best.1 {
-                best = (p, v);
+            // A ratio is at most 1: a share at or below the best score cannot beat it.
+            if s.0 > best.1 {
+                let v = s.0 * ratio(p, s.1);
+                if v > best.1 {
+                    best = (p, v);
+                }
             }
         }
         best.0
@@ -154,9 +157,12 @@ impl FitShift {
         let top = stats.iter().fold(0.0f64, |a, s| a.max(s.0));
         let mut best = (pick, top * ratio(pick, least));
         for (p, s) in stats.iter().enumerate() {
-            let v = s.0 * ratio(p, s.1);
-            if v > best.1 {
-                best = (p, v);
+            // A ratio is at most 1: a share at or below the best score cannot beat it.
+            if s.0 > best.1 {
+                let v = s.0 * ratio(p, s.1);
+                if v > best.1 {
+                    best = (p, v);
+                }
             }
         }
         best.0

@@ -144,10 +144,10 @@ fn derived_features_are_chosen_where_they_separate_the_inputs() {
     assert_eq!(c(2.0, 1e5), Some(Value::Int(1)));
     let src = s.rust("fp").unwrap();
     assert!(
-        src.contains("let __tune_mn: f64 = { let v: f64 = m * n;"),
+        src.contains("let __tune_mn = || -> f64 { { let v: f64 = m * n;"),
         "{src}"
     );
-    assert!(src.contains("if __tune_mn <= "), "{src}");
+    assert!(src.contains("if __tune_mn() <= "), "{src}");
 }
 
 #[test]
