@@ -73,7 +73,10 @@ fn the_compiled_dispatch_re_weighs_a_pick_in_a_gap_of_the_training_sizes() {
         assert_eq!(s.choose(&input.features), plain.choose(&input.features));
     }
     let source = s.rust(<CostConfig as Tunable>::FINGERPRINT).unwrap();
-    assert!(source.contains("let __tune_shift = |pick: usize"), "{source}");
+    assert!(
+        source.contains("let __tune_shift = |pick: usize"),
+        "{source}"
+    );
     let path =
         std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/select_fit_shift.rs");
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
@@ -193,8 +196,7 @@ fn a_gemm_sized_tree_with_a_fit_shift_dispatches_as_its_data() {
     assert_eq!(s.configs.len(), 8);
     assert!(s.tree.leaves() >= 8, "{:?}", s.tree.shape());
     let source = s.rust(<Gemm10Config as Tunable>::FINGERPRINT).unwrap();
-    let path =
-        std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/select_gemm10.rs");
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/data/select_gemm10.rs");
     let committed = std::fs::read_to_string(&path).unwrap_or_default();
     if committed != source {
         if std::env::var_os("TUNE_BLESS").is_some() {
@@ -213,7 +215,8 @@ fn a_gemm_sized_tree_with_a_fit_shift_dispatches_as_its_data() {
         for y in [0u32, 16, 40, 100, 1000, u32::MAX] {
             for z in [0u32, 27, 1000, u32::MAX] {
                 let f = [f64::from(x), f64::from(y), f64::from(z)];
-                let picked = Gemm10Config::select(x, y, z).expect("a selector for this declaration");
+                let picked =
+                    Gemm10Config::select(x, y, z).expect("a selector for this declaration");
                 let want = s.choose(&f).unwrap();
                 assert_eq!(
                     (

@@ -162,14 +162,17 @@ fn select(c: &mut Criterion) {
                 Gemm10Config::select(black_box(m), black_box(n), black_box(m ^ n))
             })
         });
-        g.bench_function("warm call, GEMM-sized tree with a fit shift, inside the training range", |b| {
-            let mut i = 0usize;
-            b.iter(|| {
-                i = (i + 1) % GEMM_INSIDE.len();
-                let (m, n, k) = GEMM_INSIDE[i];
-                Gemm10Config::select(black_box(m), black_box(n), black_box(k))
-            })
-        });
+        g.bench_function(
+            "warm call, GEMM-sized tree with a fit shift, inside the training range",
+            |b| {
+                let mut i = 0usize;
+                b.iter(|| {
+                    i = (i + 1) % GEMM_INSIDE.len();
+                    let (m, n, k) = GEMM_INSIDE[i];
+                    Gemm10Config::select(black_box(m), black_box(n), black_box(k))
+                })
+            },
+        );
     }
     g.finish();
     // Percentiles and threads, printed beside criterion's lines.
@@ -180,7 +183,11 @@ fn select(c: &mut Criterion) {
     };
     spread("select", batches, batch_demo);
     if Gemm10Config::select(16, 16, 16).is_some() {
-        spread("select, GEMM-sized tree with a fit shift", batches, batch_gemm10);
+        spread(
+            "select, GEMM-sized tree with a fit shift",
+            batches,
+            batch_gemm10,
+        );
         spread(
             "select, GEMM-sized tree with a fit shift, inside the training range",
             batches,

@@ -179,7 +179,10 @@ impl FitShift {
         let Some(&(_, least)) = stats.get(pick) else {
             return format!("{pick}usize");
         };
-        let list: Vec<String> = stats.iter().map(|(s, l)| format!("({s:?}, {l:?})")).collect();
+        let list: Vec<String> = stats
+            .iter()
+            .map(|(s, l)| format!("({s:?}, {l:?})"))
+            .collect();
         format!("__tune_shift({pick}, {least:?}, &[{}])", list.join(", "))
     }
 }

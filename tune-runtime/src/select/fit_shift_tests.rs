@@ -148,9 +148,16 @@ fn a_selector_has_a_fit_guard_or_a_fit_shift_not_both() {
 fn the_generated_dispatch_computes_the_pick_s_fit_in_each_leaf() {
     let (_, s) = selector();
     let src = s.rust("fp").unwrap();
-    assert!(src.contains("let __tune_shift = |pick: usize, least: f64"), "{src}");
+    assert!(
+        src.contains("let __tune_shift = |pick: usize, least: f64"),
+        "{src}"
+    );
     // One call per leaf (the closure's own line reads `__tune_shift = |`).
-    assert_eq!(src.matches("__tune_shift(").count(), s.tree.leaves(), "{src}");
+    assert_eq!(
+        src.matches("__tune_shift(").count(),
+        s.tree.leaves(),
+        "{src}"
+    );
     assert!(src.contains("// fit shift:"), "{src}");
 }
 
