@@ -8,7 +8,7 @@
 #   bench/simulate/held_out.sh report    # the tables: out/held_out/held_out.md (the
 #                                        # recordings alone), out/held_out/all.md (training
 #                                        # and held-out spaces: the cross-validation)
-#   bench/simulate/held_out.sh pack      # the trajectories into data/held_out_*.csv.gz
+#   bench/simulate/held_out.sh pack      # the trajectories into data/held_out_*.csv.{gz,xz}
 #   REPORT_ONLY=1 bench/simulate/held_out.sh report   # the tables from the committed data
 #
 # Environment: SEEDS (both tools, default 20), KT_JOBS (default 2), TUNE_HELD_OUT (the

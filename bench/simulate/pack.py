@@ -1,19 +1,23 @@
 #!/usr/bin/env python3
 """Packs trajectories (the JSON lines of `run_kernel_tuner.py` and of tune's
-`cargo bench -p tune-runtime --bench simulate -- run`) into two gzipped CSV files, and back.
+`cargo bench -p tune-runtime --bench simulate -- run`) into two compressed CSV files, and back.
 
 A configuration costs the same in every run on a space (its recorded time and charged
 time), so each distinct `(time_ms, charged_ms)` pair of a space is stored once and the runs
 list ids into that table:
 
     PREFIX.evals.csv.gz   space,id,time_ms,charged_ms        (time_ms empty: a failure)
-    PREFIX.runs.csv.gz    tool,technique,space,seed,budget,wall_s,ids   (ids space-separated,
+    PREFIX.runs.csv.xz    tool,technique,space,seed,budget,wall_s,ids   (ids space-separated,
                           in evaluation order)
+
+The runs are xz-compressed: they are most of the bytes (millions of ids), and xz keeps them
+at two thirds of gzip's size, which keeps the repository small enough to travel to the GPU
+machine. Packs written before session 9 (PREFIX.runs.csv.gz) are still read.
 
 Values are written with Python's shortest round-trip representation, so unpacking gives
 back the same numbers.
 
-usage: pack.py pack IN.jsonl PREFIX       # writes PREFIX.evals.csv.gz, PREFIX.runs.csv.gz
+usage: pack.py pack IN.jsonl PREFIX       # writes PREFIX.evals.csv.gz, PREFIX.runs.csv.xz
        pack.py unpack PREFIX OUT.jsonl
 """
 
@@ -21,18 +25,23 @@ import csv
 import gzip
 import io
 import json
+import lzma
 import os
 import sys
 import tempfile
 
 
-def _write_gz(path, rows, header):
+def _write(path, rows, header):
     # Atomically: a temporary file beside the target, then renamed.
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(path)), suffix=".tmp")
     os.close(fd)
     os.chmod(tmp, 0o644)
-    # mtime=0: the same input gives the same bytes.
-    with open(tmp, "wb") as raw, gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0) as gz:
+    # gzip with mtime=0, or xz: the same input gives the same bytes.
+    if path.endswith(".xz"):
+        compressed = lambda raw: lzma.LZMAFile(raw, mode="wb", preset=6)
+    else:
+        compressed = lambda raw: gzip.GzipFile(fileobj=raw, mode="wb", compresslevel=9, mtime=0)
+    with open(tmp, "wb") as raw, compressed(raw) as gz:
         text = io.TextIOWrapper(gz, encoding="utf-8", newline="")
         w = csv.writer(text, lineterminator="\n")
         w.writerow(header)
@@ -66,11 +75,21 @@ def pack(src, prefix):
     evals = [(space, i, _num(t), _num(c))
              for space, table in sorted(tables.items())
              for (t, c), i in sorted(table.items(), key=lambda kv: kv[1])]
-    _write_gz(prefix + ".evals.csv.gz", evals, ["space", "id", "time_ms", "charged_ms"])
-    _write_gz(prefix + ".runs.csv.gz", runs,
-              ["tool", "technique", "space", "seed", "budget", "wall_s", "ids"])
-    print(f"pack: {len(runs)} runs, {len(evals)} distinct evaluations -> {prefix}.*.csv.gz",
+    _write(prefix + ".evals.csv.gz", evals, ["space", "id", "time_ms", "charged_ms"])
+    _write(prefix + ".runs.csv.xz", runs,
+           ["tool", "technique", "space", "seed", "budget", "wall_s", "ids"])
+    old = prefix + ".runs.csv.gz"
+    if os.path.exists(old):
+        os.remove(old)  # an older pack's runs, which _open_runs would otherwise read first
+    print(f"pack: {len(runs)} runs, {len(evals)} distinct evaluations -> {prefix}.*.csv.{{gz,xz}}",
           file=sys.stderr)
+
+
+def _open_runs(prefix):
+    old = prefix + ".runs.csv.gz"
+    if os.path.exists(old):
+        return gzip.open(old, "rt", newline="")
+    return lzma.open(prefix + ".runs.csv.xz", "rt", newline="")
 
 
 def unpack(prefix, dst):
@@ -82,7 +101,7 @@ def unpack(prefix, dst):
     n = 0
     fd, tmp = tempfile.mkstemp(dir=os.path.dirname(os.path.abspath(dst)), suffix=".tmp")
     os.chmod(tmp, 0o644)
-    with os.fdopen(fd, "w") as out, gzip.open(prefix + ".runs.csv.gz", "rt", newline="") as f:
+    with os.fdopen(fd, "w") as out, _open_runs(prefix) as f:
         for row in csv.DictReader(f):
             table = tables[row["space"]]
             r = {"tool": row["tool"], "technique": row["technique"], "space": row["space"],

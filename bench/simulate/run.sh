@@ -7,7 +7,7 @@
 #   SEEDS=5 bench/simulate/run.sh            # fewer seeds
 #   SKIP_KT=1 bench/simulate/run.sh          # reuse out/kernel_tuner.jsonl
 #   REPORT_ONLY=1 bench/simulate/run.sh      # the tables from the committed trajectories
-#                                            # (data/*.csv.gz), nothing re-run
+#                                            # (data/*.csv.{gz,xz}), nothing re-run
 #
 # Environment: TUNE_SIM_DATA (default shared/data/tuning-caches/benchmark_hub beside the
 # repository or, in a git worktree, beside its main checkout: see data_dir.sh), SEEDS (both tools, default 20), KT_JOBS (default 2), TUNE_META_SECONDS

@@ -3,7 +3,7 @@
 # VGG16, ResNet-50 and MobileNet on the GPU, with CUDA (XgemmDirect and the tiled SGEMM,
 # padded where a shape is not a multiple of its tiles, copies timed) and with NVIDIA's
 # OpenCL (XgemmDirect, work-groups of at least 32 items), and cuBLAS SGEMM (TF32 off) on
-# every shape. Each part writes run.json (the matrix the selectors learn from, the scoring
+# every shape. Each part writes run.json.gz (the matrix the selectors learn from, the scoring
 # cells kept apart, the cuBLAS times) and log.txt under $OUT/<backend>, packed into
 # $OUT/<backend>.tar.gz; analyse them where cargo is with
 #   cargo run --release --features select --example select_gemm -- analyse DIR

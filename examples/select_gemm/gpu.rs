@@ -29,7 +29,7 @@
 //! past it (each shape's `remeasure::SCORE_TOP` best cells of the truth re-measured last), each reported apart from the 15% and never read by a
 //! set or a tree: the scoring cells (`pipeline::verify`); cuBLAS on CUDA
 //! (`$TUNE_SELECT_VENDOR=0`: none); the rest of the grid (`$TUNE_SELECT_FILL=0`: none).
-//! `$TUNE_SELECT_ANALYSE=0` writes `run.json` without the tables (`select_gemm analyse
+//! `$TUNE_SELECT_ANALYSE=0` writes `run.json.gz` without the tables (`select_gemm analyse
 //! DIR` computes them);
 //! `$TUNE_SELECT_COMPILE_THREADS` sets the compile threads (default: every core).
 //! `$TUNE_SELECT_SEEDS=1,2` runs the plan once per seed of the searches' shuffle on the
@@ -368,7 +368,7 @@ fn run<B: Backend>(
         run.relabel = relabel;
         run.rescore = bench.medians(&truth, index);
         pipeline::write_run(&dir, &run, "analysing: see log.txt\n")?;
-        println!("measured and wrote run.json, {:.0?}", started.elapsed());
+        println!("measured and wrote run.json.gz, {:.0?}", started.elapsed());
         if std::env::var("TUNE_SELECT_ANALYSE").is_ok_and(|v| v == "0") {
             println!("analyse it with `select_gemm analyse DIR`");
             continue;

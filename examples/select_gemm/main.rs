@@ -189,7 +189,7 @@ fn main() -> ExitCode {
         Some("classifiers") => match args.get(1) {
             Some(dir) => pipeline::classifiers_dir(&PathBuf::from(dir)),
             None => Err(tune::Error::Select(
-                "usage: select_gemm classifiers DIR (a run's directory, with run.json)".into(),
+                "usage: select_gemm classifiers DIR (a run's directory, with run.json.gz or run.json)".into(),
             )),
         },
         Some("replay") => replay::main(&args[1..]),

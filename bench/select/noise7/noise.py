@@ -23,13 +23,14 @@ compares them cell by cell:
       per-shape winner on first times as a share of the optimum on re-measured ones.
 
   python3 bench/select/noise7/noise.py clean A B OUT
-      A's run.json with every cell that B also measured replaced by the smaller of the
+      A's run.json.gz with every cell that B also measured replaced by the smaller of the
       two times (a slow hiccup in one call is removed; B's times otherwise unused), into
-      OUT/run.json, for `select_gemm analyse OUT`.
+      OUT/run.json.gz, for `select_gemm analyse OUT`.
 
-Paths are run directories (holding run.json), relative to the repository root. Python's
-standard library only.
+Paths are run directories (holding run.json.gz, or run.json before session 9), relative
+to the repository root. Python's standard library only.
 """
+import gzip
 import json
 import math
 import os
@@ -37,8 +38,13 @@ import sys
 
 
 def load(d):
-    with open(os.path.join(d, "run.json")) as f:
-        r = json.load(f)
+    plain = os.path.join(d, "run.json")
+    if os.path.exists(plain):
+        with open(plain) as f:
+            r = json.load(f)
+    else:
+        with gzip.open(os.path.join(d, "run.json.gz"), "rt") as f:
+            r = json.load(f)
     m = r["matrix"]
     keys = [i["key"] for i in m["inputs"]]
     cfgs = [json.dumps(c, sort_keys=True) for c in m["configs"]]
@@ -161,9 +167,9 @@ def clean(a, b, out):
     r["matrix"]["cells"] = [[i, c, fix(i, c, v)] for i, c, v in r["matrix"]["cells"]]
     r["scoring"] = [[i, c, fix(i, c, v)] for i, c, v in r["scoring"]]
     os.makedirs(out, exist_ok=True)
-    with open(os.path.join(out, "run.json"), "w") as f:
-        json.dump(r, f)
-    print(f"{out}/run.json: {replaced} cells of {a} replaced by {b}'s smaller time")
+    with gzip.GzipFile(os.path.join(out, "run.json.gz"), "wb", mtime=0) as f:
+        f.write(json.dumps(r).encode())
+    print(f"{out}/run.json.gz: {replaced} cells of {a} replaced by {b}'s smaller time")
 
 
 if __name__ == "__main__":

@@ -6,7 +6,7 @@
 //! - [`labels`]: the label step of a tuning run, and the split of the 15% budget;
 //! - [`remeasure`]: each shape's best cells measured again, interleaved (select7);
 //! - [`cells`]: the cells measured past the tuning run (scoring, the rest of the grid);
-//! - [`run_file`]: what a run measured (`run.json`);
+//! - [`run_file`]: what a run measured (`run.json.gz`);
 //! - [`analyse`]: the tables of a run;
 //! - [`explain`]: where a split's shipped selector loses.
 

@@ -1,21 +1,67 @@
-//! What a run measured (`run.json`), written atomically and read back for `analyse`.
+//! What a run measured (`run.json.gz`, gzipped JSON; runs before session 9 wrote
+//! `run.json`), written atomically and read back for `analyse`.
 
-use std::path::Path;
+use std::io::{Read, Write};
+use std::path::{Path, PathBuf};
 
 use tune::select::{Matrix, Stats};
 use tune::{Error, Result};
 
-/// Reads `DIR/run.json`.
+/// The name of a run's file: gzipped, as a run's matrix is a megabyte of JSON and the
+/// committed runs travel with the repository to the GPU machine.
+pub const RUN_FILE: &str = "run.json.gz";
+
+/// Reads `DIR/run.json.gz`, or `DIR/run.json` where a run is not gzipped (runs before
+/// session 9, or one unpacked by hand).
 pub fn read_run(dir: &Path) -> Result<RunFile> {
-    let path = dir.join("run.json");
-    let text = std::fs::read_to_string(&path).map_err(|e| Error::Io {
-        path: path.display().to_string(),
-        source: e,
-    })?;
+    let (path, text) = read_text(dir)?;
     serde_json::from_str(&text).map_err(|e| Error::Format {
         path: path.display().to_string(),
         reason: e.to_string(),
     })
+}
+
+/// The run file's text and where it was read from.
+fn read_text(dir: &Path) -> Result<(PathBuf, String)> {
+    let plain = dir.join("run.json");
+    if plain.exists() {
+        let text = std::fs::read_to_string(&plain).map_err(|e| io_error(&plain, e))?;
+        return Ok((plain, text));
+    }
+    let path = dir.join(RUN_FILE);
+    let bytes = std::fs::read(&path).map_err(|e| io_error(&path, e))?;
+    let mut text = String::new();
+    flate2::read::GzDecoder::new(&bytes[..])
+        .read_to_string(&mut text)
+        .map_err(|e| Error::Format {
+            path: path.display().to_string(),
+            reason: format!("not gzipped text: {e}"),
+        })?;
+    Ok((path, text))
+}
+
+/// Writes `text` gzipped as `DIR/run.json.gz`, atomically, and removes a plain
+/// `DIR/run.json`, which [`read_text`] would read first.
+fn write_text(dir: &Path, text: &str) -> Result<()> {
+    let path = dir.join(RUN_FILE);
+    let mut gz = flate2::write::GzEncoder::new(Vec::new(), flate2::Compression::best());
+    let bytes = gz
+        .write_all(text.as_bytes())
+        .and_then(|()| gz.finish())
+        .map_err(|e| io_error(&path, e))?;
+    tune::results::write_atomic(&path, &bytes)?;
+    let plain = dir.join("run.json");
+    if plain.exists() {
+        std::fs::remove_file(&plain).map_err(|e| io_error(&plain, e))?;
+    }
+    Ok(())
+}
+
+fn io_error(path: &Path, source: std::io::Error) -> Error {
+    Error::Io {
+        path: path.display().to_string(),
+        source,
+    }
 }
 
 /// Everything a run measured, for `analyse`.
@@ -138,9 +184,48 @@ impl RunFile {
     }
 }
 
-/// Writes `run.json` and `REPORT.md` into `dir`.
+/// Writes `run.json.gz` and `REPORT.md` into `dir`.
 pub fn write_run(dir: &Path, run: &RunFile, report: &str) -> Result<()> {
     let text = serde_json::to_string(run).map_err(|e| Error::Select(e.to_string()))?;
-    tune::results::write_atomic(&dir.join("run.json"), text.as_bytes())?;
+    write_text(dir, &text)?;
     tune::results::write_atomic(&dir.join("REPORT.md"), report.as_bytes())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn a_run_file_is_written_gzipped_and_read_back() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::write(dir.path().join("run.json"), "{\"old\": 1}").unwrap();
+        write_text(dir.path(), "{\"new\": 2}").unwrap();
+        // The plain file it replaces is gone, so the new one is what is read.
+        assert!(!dir.path().join("run.json").exists());
+        let bytes = std::fs::read(dir.path().join(RUN_FILE)).unwrap();
+        assert_eq!(&bytes[..2], &[0x1f, 0x8b], "gzip's magic number");
+        let (path, text) = read_text(dir.path()).unwrap();
+        assert_eq!(
+            (path, text.as_str()),
+            (dir.path().join(RUN_FILE), "{\"new\": 2}")
+        );
+    }
+
+    #[test]
+    fn a_plain_run_file_is_read_before_a_gzipped_one() {
+        let dir = tempfile::tempdir().unwrap();
+        write_text(dir.path(), "{\"gz\": 1}").unwrap();
+        std::fs::write(dir.path().join("run.json"), "{\"plain\": 1}").unwrap();
+        assert_eq!(read_text(dir.path()).unwrap().1, "{\"plain\": 1}");
+    }
+
+    #[test]
+    fn a_missing_or_damaged_run_file_is_an_error_naming_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let missing = read_text(dir.path()).unwrap_err().to_string();
+        assert!(missing.contains(RUN_FILE), "{missing}");
+        std::fs::write(dir.path().join(RUN_FILE), b"not gzip").unwrap();
+        let damaged = read_text(dir.path()).unwrap_err().to_string();
+        assert!(damaged.contains("not gzipped"), "{damaged}");
+    }
 }

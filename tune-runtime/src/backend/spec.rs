@@ -294,9 +294,11 @@ impl KernelSpec {
     /// proportionally longer to measure; [`KernelSpec::slower_than_best`] stops hopeless ones
     /// after their first run.
     ///
-    /// Where the runtime's enqueue is slower than the kernel, back-to-back launches measure
-    /// the runtime instead: NVIDIA's OpenCL (driver 580) takes about 10 us per enqueue,
-    /// twice its 4.6 us single-launch floor, so single launches are the better measure there.
+    /// A runtime whose enqueue is slower than the kernel does not slow the sample down: on
+    /// OpenCL the launches wait behind a user event until all are enqueued, and the time is
+    /// the union of their own intervals (`backend/opencl/timing.rs`; NVIDIA's OpenCL takes
+    /// about 14 us of host time per enqueue). Each of NVIDIA's OpenCL launches still costs
+    /// 4-6 us more device time than CUDA's graph-replayed ones (benches/GPU-REPORT-trust.md).
     pub fn launches_per_sample(mut self, n: usize) -> Self {
         self.launches_per_sample = n.max(1);
         self
