@@ -183,7 +183,11 @@ impl FitShift {
             .iter()
             .map(|(s, l)| format!("({s:?}, {l:?})"))
             .collect();
-        format!("__tune_shift({pick}, {least:?}, &[{}])", list.join(", "))
+        // The pick's own fit inline (the common case), the re-weighing a call.
+        format!(
+            "if __tune_fit({pick}) >= {least:?} {{ {pick}usize }} else {{ __tune_shift({pick}, {least:?}, &[{}]) }}",
+            list.join(", ")
+        )
     }
 }
 
