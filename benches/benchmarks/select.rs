@@ -3,7 +3,11 @@
 //! committed selector (5 configurations, depth 4), and that of tests/select_derived.rs,
 //! whose tree reads two derived features (`m * n`, `m / n`) the dispatch computes first,
 //! and (select8) a model selector of tests/select_model.rs: eight configurations, a
-//! quadratic model each over `m, n, k` and five derived features. Beside criterion's median, the 99th
+//! quadratic model each over `m, n, k` and five derived features, and (select10) a
+//! GEMM-sized tree with a fit shift of tests/select_fit_shift.rs: eight tiles, an
+//! unlimited tree over `m, n, k` and five derived features, each leaf computing its
+//! pick's output fit. Beside criterion's median, for the demo tree and the fit-shift
+//! tree, the 99th
 //! percentile of calls timed in batches of 64, and the same with 16 threads calling at once
 //! (per-thread CPU time per call, so that a machine with fewer cores than threads does not
 //! count time-sharing as contention; 1024 calls between two readings of that clock, whose
@@ -18,6 +22,7 @@ use criterion::{criterion_group, Criterion};
 include!("../../tests/data/select_demo_fn.rs");
 include!("../../tests/data/select_derived_fn.rs");
 include!("../../tests/data/select_gemm8_fn.rs");
+include!("../../tests/data/select_gemm10_fn.rs");
 
 /// Inputs inside and outside the tuned sizes.
 const INPUTS: [(u32, u32); 8] = [
@@ -31,12 +36,50 @@ const INPUTS: [(u32, u32); 8] = [
     (u32::MAX, 1),
 ];
 
-fn batch() -> u32 {
+/// GEMM shapes inside the fit-shift tree's training range (tests/select_fit_shift.rs:
+/// `m` 3 to 3136, `n` 16 to 1000, `k` 27 to 2304), none a training shape.
+const GEMM_INSIDE: [(u32, u32, u32); 8] = [
+    (64, 100, 300),
+    (200, 250, 30),
+    (500, 900, 2000),
+    (12, 20, 280),
+    (780, 100, 28),
+    (3000, 250, 2300),
+    (100, 990, 290),
+    (50, 17, 27),
+];
+
+fn batch_demo() -> u32 {
     let mut acc = 0u32;
     for &(m, n) in &INPUTS {
         for _ in 0..8 {
             acc = acc
                 .wrapping_add(DemoConfig::select(black_box(m), black_box(n)).map_or(0, |c| c.tile));
+        }
+    }
+    acc
+}
+
+fn batch_gemm10_inside() -> u32 {
+    let mut acc = 0u32;
+    for &(m, n, k) in &GEMM_INSIDE {
+        for _ in 0..8 {
+            acc = acc.wrapping_add(
+                Gemm10Config::select(black_box(m), black_box(n), black_box(k)).map_or(0, |c| c.tm),
+            );
+        }
+    }
+    acc
+}
+
+fn batch_gemm10() -> u32 {
+    let mut acc = 0u32;
+    for &(m, n) in &INPUTS {
+        for _ in 0..8 {
+            acc = acc.wrapping_add(
+                Gemm10Config::select(black_box(m), black_box(n), black_box(m ^ n))
+                    .map_or(0, |c| c.tm),
+            );
         }
     }
     acc
@@ -55,7 +98,7 @@ fn thread_cpu() -> f64 {
 
 /// Nanoseconds per call of `samples` samples of `per` batches each on this thread:
 /// (median, 99th percentile).
-fn per_call(samples: usize, per: usize, clock: fn() -> f64) -> (f64, f64) {
+fn per_call(samples: usize, per: usize, clock: fn() -> f64, batch: fn() -> u32) -> (f64, f64) {
     let mut t: Vec<f64> = (0..samples)
         .map(|_| {
             let s = clock();
@@ -110,6 +153,27 @@ fn select(c: &mut Criterion) {
             })
         });
     }
+    if Gemm10Config::select(16, 16, 16).is_some() {
+        g.bench_function("warm call, GEMM-sized tree with a fit shift", |b| {
+            let mut i = 0usize;
+            b.iter(|| {
+                i = (i + 1) % INPUTS.len();
+                let (m, n) = INPUTS[i];
+                Gemm10Config::select(black_box(m), black_box(n), black_box(m ^ n))
+            })
+        });
+        g.bench_function(
+            "warm call, GEMM-sized tree with a fit shift, inside the training range",
+            |b| {
+                let mut i = 0usize;
+                b.iter(|| {
+                    i = (i + 1) % GEMM_INSIDE.len();
+                    let (m, n, k) = GEMM_INSIDE[i];
+                    Gemm10Config::select(black_box(m), black_box(n), black_box(k))
+                })
+            },
+        );
+    }
     g.finish();
     // Percentiles and threads, printed beside criterion's lines.
     let batches = if std::env::args().any(|a| a == "--bench") {
@@ -117,11 +181,29 @@ fn select(c: &mut Criterion) {
     } else {
         100
     };
-    let (p50, p99) = per_call(batches, 1, wall);
-    let (c50, _) = per_call(batches / 16, 16, thread_cpu);
+    spread("select", batches, batch_demo);
+    if Gemm10Config::select(16, 16, 16).is_some() {
+        spread(
+            "select, GEMM-sized tree with a fit shift",
+            batches,
+            batch_gemm10,
+        );
+        spread(
+            "select, GEMM-sized tree with a fit shift, inside the training range",
+            batches,
+            batch_gemm10_inside,
+        );
+    }
+}
+
+/// The median and 99th percentile of `batch`'s calls alone, and its CPU time per call
+/// with 16 threads calling at once, printed as `what: ...`.
+fn spread(what: &str, batches: usize, batch: fn() -> u32) {
+    let (p50, p99) = per_call(batches, 1, wall, batch);
+    let (c50, _) = per_call(batches / 16, 16, thread_cpu, batch);
     let threads: Vec<(f64, f64)> = std::thread::scope(|s| {
         let h: Vec<_> = (0..16)
-            .map(|_| s.spawn(|| per_call(batches / 16, 16, thread_cpu)))
+            .map(|_| s.spawn(move || per_call(batches / 16, 16, thread_cpu, batch)))
             .collect();
         h.into_iter().filter_map(|h| h.join().ok()).collect()
     });
@@ -129,7 +211,7 @@ fn select(c: &mut Criterion) {
     t50.sort_by(f64::total_cmp);
     let worst = t50.last().copied().unwrap_or(0.0);
     println!(
-        "select: {p50:.2} ns median, {p99:.2} ns p99 per call (wall, batches of 64); CPU time per call {c50:.2} ns alone, {:.2} ns median / {worst:.2} ns worst of 16 threads at once ({:.2}x)",
+        "{what}: {p50:.2} ns median, {p99:.2} ns p99 per call (wall, batches of 64); CPU time per call {c50:.2} ns alone, {:.2} ns median / {worst:.2} ns worst of 16 threads at once ({:.2}x)",
         t50[t50.len() / 2],
         worst / c50.max(1e-9)
     );

@@ -13,8 +13,9 @@
 //! cargo run --release --features select --example select_gemm -- analyse OUT_DIR
 //! # how many scoring cells a run's matrix plans (to size a GPU run)
 //! cargo run --release --features select --example select_gemm -- plan OUT_DIR
-//! # where a split's shipped selector loses (default: MobileNet held out, k = 8)
-//! cargo run --release --features select --example select_gemm -- explain OUT_DIR [SPLIT] [K]
+//! # where a split's shipped selector loses (default: MobileNet held out, k = 8; SCHEME 8
+//! # or 9: an earlier round's recipes, default this round's)
+//! cargo run --release --features select --example select_gemm -- explain OUT_DIR [SPLIT] [K] [SCHEME]
 //! # the classifier rows alone (k = 4 and 8, every split), in seconds
 //! cargo run --release --features select --example select_gemm -- classifiers OUT_DIR
 //! # a measuring plan replayed on a run whose grid was filled (replay.rs)
@@ -179,9 +180,10 @@ fn main() -> ExitCode {
                 &PathBuf::from(dir),
                 args.get(2).map(String::as_str),
                 args.get(3).and_then(|k| k.parse().ok()),
+                args.get(4).map(String::as_str),
             ),
             None => Err(tune::Error::Select(
-                "usage: select_gemm explain OUT_DIR [SPLIT] [K]".into(),
+                "usage: select_gemm explain OUT_DIR [SPLIT] [K] [SCHEME]".into(),
             )),
         },
         Some("classifiers") => match args.get(1) {

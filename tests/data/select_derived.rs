@@ -7,16 +7,16 @@
 // 2: tile=8 split=2
 // 3: tile=64 split=2
 {
-    let __tune_mn: f64 = { let v: f64 = m * n; if v.is_finite() { v } else { 0.0 } };
-    let __tune_m_per_n: f64 = { let v: f64 = (m) / (n); if v.is_finite() { v } else { 0.0 } };
-::core::option::Option::Some(("318ac19da8a4c130", if __tune_mn <= 46341.01067066473 {
-    if __tune_m_per_n <= 0.7320508075688772 {
+    let __tune_mn = || -> f64 { { let v: f64 = m * n; if v.is_finite() { v } else { 0.0 } } };
+    let __tune_m_per_n = || -> f64 { { let v: f64 = (m) / (n); if v.is_finite() { v } else { 0.0 } } };
+::core::option::Option::Some(("318ac19da8a4c130", if __tune_mn() <= 46341.01067066473 {
+    if __tune_m_per_n() <= 0.7320508075688772 {
         Self { tile: 8, split: 2 }
     } else {
         Self { tile: 8, split: 1 }
     }
 } else {
-    if __tune_m_per_n <= 0.7320508075688772 {
+    if __tune_m_per_n() <= 0.7320508075688772 {
         Self { tile: 64, split: 2 }
     } else {
         Self { tile: 64, split: 1 }

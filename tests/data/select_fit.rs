@@ -5,9 +5,9 @@
 // 0: tile=64
 // 1: tile=32
 {
-    let __tune_fit_m64: f64 = { let v: f64 = m / ((m / 64.0).ceil() * 64.0); if v.is_finite() { v } else { 0.0 } };
-    let __tune_fit_m32: f64 = { let v: f64 = m / ((m / 32.0).ceil() * 32.0); if v.is_finite() { v } else { 0.0 } };
-::core::option::Option::Some(("2bdb2d71a1d9be96", if __tune_fit_m64 <= 0.8540496217739157 {
+    let __tune_fit_m64 = || -> f64 { { let v: f64 = m / ((m / 64.0).ceil() * 64.0); if v.is_finite() { v } else { 0.0 } } };
+    let __tune_fit_m32 = || -> f64 { { let v: f64 = m / ((m / 32.0).ceil() * 32.0); if v.is_finite() { v } else { 0.0 } } };
+::core::option::Option::Some(("2bdb2d71a1d9be96", if __tune_fit_m64() <= 0.8540496217739157 {
     Self { tile: 32 }
 } else {
     Self { tile: 64 }

@@ -14,7 +14,7 @@ use tune::{Result, Value};
 use super::cells::verify;
 use super::labels::labelled;
 use super::recipe::{
-    deploy, derived, methods, scheme, scheme6, scheme7, scheme8, splits, DEPLOY_K, KS, KS_FIRST,
+    deploy, derived, methods, scheme, scheme7, scheme8, scheme9, splits, DEPLOY_K, KS, KS_FIRST,
 };
 use super::run_file::{read_run, RunFile};
 
@@ -149,7 +149,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         .chain([Classifier::COST_NEIGHBOURS])
         .collect();
     let mut summary = String::from(
-        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select8's scheme k=4 / k=8 | select7's scheme k=4 / k=8 | select6's scheme k=4 / k=8 | models alone k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
+        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select9's scheme k=4 / k=8 | select8's scheme k=4 / k=8 | select7's scheme k=4 / k=8 | models alone k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
     );
     let mut plain = String::from(
         "| split | label cells measured / wanted (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen, k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
@@ -216,18 +216,19 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             nested_rows(m, truth, &split, &scheme(by_group), &KS),
             "Shipped",
         );
-        // The 560 recipes without the fit guard (select9).
+        // The same choice without the fit shift (select10).
         let eight = skipped(
-            nested_rows(m, truth, &split, &scheme8(by_group), &[4, DEPLOY_K]),
+            nested_rows(m, truth, &split, &scheme8(by_group), &KS),
             "select8's scheme",
         );
         let old = skipped(
             nested_rows(m, truth, &split, &scheme7(by_group), &[4, DEPLOY_K]),
             "select7's scheme",
         );
-        let five = skipped(
-            nested_rows(m, truth, &split, &scheme6(by_group), &[4, DEPLOY_K]),
-            "select6's scheme",
+        // select9's: the 560 and each again with the fit guard.
+        let nine = skipped(
+            nested_rows(m, truth, &split, &scheme9(by_group), &[4, DEPLOY_K]),
+            "select9's scheme",
         );
         // The 80 model recipes alone, chosen among by the same cross-validation (select8).
         let all_recipes = scheme8(by_group);
@@ -251,7 +252,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) | best model recipe (inner) | best recipe with the fit guard if the chosen has none, without if it has (inner) |\n|---:|---|---:|---:|---:|---|---|---|",
+            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) | best model recipe (inner) | without the fit shift (select8's scheme) |\n|---:|---|---:|---:|---:|---|---|---:|",
             split.name,
             split.train.len(),
             split.test.len()
@@ -276,21 +277,18 @@ pub fn analyse(run: &RunFile) -> Result<String> {
                 .find(|(r, _)| matches!(r.objective, Objective::Model(_)))
                 .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
                 .unwrap_or_default();
-            let guarded = row.choice.recipe.fit_guard;
-            let other = row
-                .choice
-                .scores
-                .iter()
-                .find(|(r, _)| r.fit_guard != guarded)
-                .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
-                .unwrap_or_default();
             let _ = writeln!(
                 out,
-                "| {} | {} | {inner} | {} | {} | {second} | {model} | {other} |",
+                "| {} | {} | {inner} | {} | {} | {second} | {model} | {} |",
                 row.k,
                 row.choice.recipe.name(),
                 pct(&row.test),
-                pct(&row.bound)
+                pct(&row.bound),
+                eight
+                    .iter()
+                    .find(|r| r.k == row.k)
+                    .map(|r| pct(&r.test))
+                    .unwrap_or_default()
             );
         }
         let _ = writeln!(out);
@@ -310,12 +308,20 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "select8's scheme ({}; the 560 recipes without the fit guard): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
+            "select8's scheme ({}; the same choice, its tree without the fit shift): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
             split.name,
             eight_at(4),
-            eight.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            eight
+                .iter()
+                .find(|r| r.k == 4)
+                .map(|r| r.choice.recipe.name())
+                .unwrap_or_default(),
             eight_at(DEPLOY_K),
-            eight.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            eight
+                .iter()
+                .find(|r| r.k == DEPLOY_K)
+                .map(|r| r.choice.recipe.name())
+                .unwrap_or_default(),
         );
         let _ = writeln!(
             out,
@@ -336,20 +342,20 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             models.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
             models.get(1).map(|r| pct(&r.bound)).unwrap_or_default(),
         );
-        let five_at = |k: usize| {
-            five.iter()
+        let nine_at = |k: usize| {
+            nine.iter()
                 .find(|r| r.k == k)
                 .map(|r| pct(&r.test))
                 .unwrap_or_default()
         };
         let _ = writeln!(
             out,
-            "select6's scheme ({}; the 240 recipes without tile-fit features and models): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
+            "select9's scheme ({}; the 560 recipes and each again with the fit guard): k = 4 {} ({}), k = {DEPLOY_K} {} ({}).\n",
             split.name,
-            five_at(4),
-            five.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
-            five_at(DEPLOY_K),
-            five.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            nine_at(4),
+            nine.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            nine_at(DEPLOY_K),
+            nine.get(1).map(|r| r.choice.recipe.name()).unwrap_or_default(),
         );
         let _ = writeln!(
             summary,
@@ -366,12 +372,12 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             at(8).map(|r| pct(&r.test)).unwrap_or_default(),
             at(8).map(|r| pct(&r.bound)).unwrap_or_default(),
             at(8).map(|r| r.choice.recipe.name()).unwrap_or_default(),
+            nine_at(4),
+            nine_at(DEPLOY_K),
             eight_at(4),
             eight_at(DEPLOY_K),
             old_at(4),
             old_at(DEPLOY_K),
-            five_at(4),
-            five_at(DEPLOY_K),
             models.first().map(|r| pct(&r.test)).unwrap_or_default(),
             models.get(1).map(|r| pct(&r.test)).unwrap_or_default(),
         );

@@ -1,8 +1,9 @@
-//! `select_gemm explain DIR [SPLIT] [K]`: where a split's shipped selector loses. For each
+//! `select_gemm explain DIR [SPLIT] [K] [SCHEME]`: where a split's shipped selector loses. For each
 //! test shape of the split (default: the one that leaves out MobileNet; k default 8): the
 //! configuration the shipped tree picks, its share of the shape's optimum, the best of the
 //! set there and which configuration that is, and the features that lie outside the
-//! training shapes' range. Reads the run as `analyse` does (the split's label cells
+//! training shapes' range. SCHEME 8 or 9 fits an earlier round's recipes (select8's, select9's)
+//! instead of this round's (select8's choice with a fit shift). Reads the run as `analyse` does (the split's label cells
 //! included); chooses nothing.
 
 use std::fmt::Write as _;
@@ -13,7 +14,7 @@ use tune::select::Matrix;
 use tune::Result;
 
 use super::labels::labelled;
-use super::recipe::{derived, scheme, splits, DEPLOY_K};
+use super::recipe::{derived, scheme, scheme8, scheme9, splits, DEPLOY_K};
 use super::run_file::read_run;
 
 /// The features of every input (own, then derived) outside `[min, max]` of the training
@@ -37,7 +38,22 @@ fn outside(ext: &Matrix, train: &[usize], i: usize) -> Vec<String> {
 }
 
 /// The table of one split (see the module's doc).
-pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Result<()> {
+pub fn explain_dir(
+    dir: &Path,
+    split_name: Option<&str>,
+    k: Option<usize>,
+    scheme_name: Option<&str>,
+) -> Result<()> {
+    let scheme: fn(bool) -> tune::select::Nested = match scheme_name {
+        None | Some("10") => scheme,
+        Some("9") => scheme9,
+        Some("8") => scheme8,
+        Some(other) => {
+            return Err(tune::Error::Select(format!(
+                "no scheme `{other}`: 8, 9 or 10 (this round's)"
+            )))
+        }
+    };
     let run = read_run(dir)?;
     let truth = run.truth()?;
     let learnt = run.learnt()?;
@@ -67,10 +83,11 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
         .collect();
     let ext = truth.with_derived(&derived());
     let mut out = format!(
-        "# {} ({} training / {} test shapes), k = {k}\n\nShipped: {} (inner score {:.2}), tree depth {}, {} leaves.\n\nThe set (position: configuration):\n\n",
+        "# {} ({} training / {} test shapes), k = {k}, scheme {}\n\nShipped: {} (inner score {:.2}), tree depth {}, {} leaves.\n\nThe set (position: configuration):\n\n",
         split.name,
         split.train.len(),
         split.test.len(),
+        scheme_name.unwrap_or("10"),
         choice.recipe.name(),
         100.0 * choice.scores.first().map_or(0.0, |(_, s)| s.geomean),
         s.tree.shape().0,
@@ -123,10 +140,17 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
     );
     // (log loss of the pick, row) for each test shape.
     let mut rows: Vec<(f64, String)> = Vec::new();
-    // The same selector without its fit guard (select9): where the guard moved a pick.
+    // The same selector without its fit guard (select9) or shift (select10): where
+    // either moved a pick.
     let unguarded = tune::select::Selector {
         fit_guard: None,
+        fit_shift: None,
         ..s.clone()
+    };
+    let mover = if s.fit_shift.is_some() {
+        "fit shift"
+    } else {
+        "fit guard"
     };
     let share = |i: usize, c: Option<&tune::results::Named<tune::Value>>, best: f64| {
         c.and_then(|p| truth.configs().iter().position(|x| x == p))
@@ -174,7 +198,7 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
                 "| {} | {} | {} | {} | {} | {} |",
                 input.key,
                 match (pos, tree_pos) {
-                    (Some(p), Some(t)) if p != t => format!("{p} (fit guard; tree: {t})"),
+                    (Some(p), Some(t)) if p != t => format!("{p} ({mover}; tree: {t})"),
                     (Some(p), _) => p.to_string(),
                     _ => "-".into(),
                 },
@@ -204,10 +228,10 @@ pub fn explain_dir(dir: &Path, split_name: Option<&str>, k: Option<usize>) -> Re
     for (_, r) in &rows {
         let _ = writeln!(out, "{r}");
     }
-    if s.fit_guard.is_some() {
+    if s.fit_guard.is_some() || s.fit_shift.is_some() {
         let _ = writeln!(
             out,
-            "\nThe fit guard moved {moved} of the {} test shapes' picks: {:.2}% where the tree's picks would reach {:.2}% (geometric means over those shapes).\n",
+            "\nThe {mover} moved {moved} of the {} test shapes' picks: {:.2}% where the tree's picks would reach {:.2}% (geometric means over those shapes).\n",
             split.test.len(),
             g(&moved_logs),
             g(&tree_logs),

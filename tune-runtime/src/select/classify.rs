@@ -86,6 +86,40 @@ impl Node {
         }
     }
 
+    /// The leaf an input with these features reaches, numbered from 0 in the order the
+    /// generated source lists them (each split's `below` side first); a [`Node::Models`]
+    /// is one leaf.
+    pub fn leaf(&self, features: &[f64]) -> usize {
+        let (mut node, mut first) = (self, 0);
+        loop {
+            match node {
+                Node::Leaf { .. } | Node::Models(_) => return first,
+                Node::Split {
+                    feature,
+                    threshold,
+                    below,
+                    above,
+                } => {
+                    let x = features.get(*feature).copied().unwrap_or(0.0);
+                    if x <= *threshold {
+                        node = below;
+                    } else {
+                        first += below.leaves();
+                        node = above;
+                    }
+                }
+            }
+        }
+    }
+
+    /// How many leaves [`Node::leaf`] numbers.
+    pub fn leaves(&self) -> usize {
+        match self {
+            Node::Leaf { .. } | Node::Models(_) => 1,
+            Node::Split { below, above, .. } => below.leaves() + above.leaves(),
+        }
+    }
+
     /// Its depth (a leaf alone is 0) and number of leaves.
     pub fn shape(&self) -> (usize, usize) {
         match self {

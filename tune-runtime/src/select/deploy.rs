@@ -16,6 +16,7 @@ use super::classify::{Node, TreeLimits};
 use super::cost::{robust, train_tree_for, Objective};
 use super::features::{extend, fit_features, Derived, Tiling};
 use super::fit_guard::FitGuard;
+use super::fit_shift::FitShift;
 use super::matrix::Matrix;
 use super::model::{Basis, Models};
 use super::set::{self, SetMethod};
@@ -55,6 +56,11 @@ pub struct Selector {
     /// range guard (`None`: whatever they choose; select9).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub fit_guard: Option<FitGuard>,
+    /// What the tree's leaves saw of the set's output tiles: a pick on a shape it fits
+    /// worse than every training shape of its leaf is re-weighed (`None`: the tree's
+    /// pick; select10).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub fit_shift: Option<FitShift>,
     /// The training inputs' keys.
     pub trained_on: Vec<String>,
 }
@@ -189,6 +195,7 @@ impl Selector {
             objective,
             guard,
             fit_guard: None,
+            fit_shift: None,
             trained_on: train.iter().map(|&i| m.inputs()[i].key.clone()).collect(),
         })
     }
@@ -199,7 +206,13 @@ impl Selector {
         let all = extend(features, &self.derived);
         let choice = match &self.guard {
             Some(g) if !g.inside(&all) => g.choice,
-            _ => self.tree.choose(&all),
+            _ => {
+                let pick = self.tree.choose(&all);
+                match &self.fit_shift {
+                    Some(f) => f.apply(self.tree.leaf(&all), pick, features),
+                    None => pick,
+                }
+            }
         };
         let choice = match &self.fit_guard {
             Some(f) => f.apply(choice, features),
@@ -221,8 +234,24 @@ impl Selector {
         train: &[usize],
         tilings: &[Tiling],
     ) -> Result<Selector> {
-        let set = self
-            .configs
+        if self.fit_shift.is_some() {
+            return Err(Error::Select(
+                "a selector has a fit guard or a fit shift, not both".into(),
+            ));
+        }
+        let set = self.positions_in(m)?;
+        self.fit_guard = Some(FitGuard::fit(m, train, &set, tilings).ok_or_else(|| {
+            Error::Select("no training input has a measured configuration of the set".into())
+        })?);
+        Ok(self)
+    }
+
+    /// The configuration index in `m` of each deployed configuration.
+    ///
+    /// # Errors
+    /// [`Error::Select`] when `m` lacks one.
+    pub(super) fn positions_in(&self, m: &Matrix) -> Result<Vec<usize>> {
+        self.configs
             .iter()
             .map(|c| {
                 m.configs().iter().position(|x| x == c).ok_or_else(|| {
@@ -231,11 +260,7 @@ impl Selector {
                     ))
                 })
             })
-            .collect::<Result<Vec<usize>>>()?;
-        self.fit_guard = Some(FitGuard::fit(m, train, &set, tilings).ok_or_else(|| {
-            Error::Select("no training input has a measured configuration of the set".into())
-        })?);
-        Ok(self)
+            .collect()
     }
 
     /// Rust source for `#[tunable(select = "path")]`: an expression of type
@@ -310,18 +335,22 @@ impl Selector {
                 f.ratio, f.order
             );
         }
+        if self.fit_shift.is_some() {
+            out.push_str("// fit shift: where the pick's output tile fits the call worse than every training input of its leaf, each configuration weighs its leaf's share by its fit lost\n");
+        }
         for (i, c) in self.configs.iter().enumerate() {
             let _ = writeln!(out, "// {i}: {c}");
         }
-        // Derived features are locals of a block around the tree, prefixed so that they
-        // cannot shadow an argument.
+        // Derived features are closures of a block around the tree, prefixed so that they
+        // cannot shadow an argument: a call computes only those its path reads (select10:
+        // the GEMM's five, divisions among them, cost more than the tree's comparisons).
         let own: Vec<String> = self.features.iter().map(|f| raw(f)).collect();
         if !self.derived.is_empty() {
             out.push_str("{\n");
             for d in &self.derived {
                 let _ = writeln!(
                     out,
-                    "    let {}: f64 = {};",
+                    "    let {} = || -> f64 {{ {} }};",
                     derived_local(d.name()),
                     d.rust(&own)
                 );
@@ -331,7 +360,10 @@ impl Selector {
         match &self.fit_guard {
             // One configuration: nothing to exclude.
             Some(f) if literals.len() > 1 => self.emit_fit_guard(f, &literals, &own, &mut out),
-            _ => self.emit_choice(&literals, &mut out),
+            _ => match &self.fit_shift {
+                Some(f) if literals.len() > 1 => self.emit_fit_shift(f, &literals, &own, &mut out),
+                _ => self.emit_choice(&literals, None, &mut out),
+            },
         }
         out.push_str("))\n");
         if !self.derived.is_empty() {
@@ -342,7 +374,9 @@ impl Selector {
 
     /// The range guard (where there is one) and the tree, ending in `leaves` (struct
     /// literals, or set positions for the fit guard).
-    fn emit_choice(&self, leaves: &[String], out: &mut String) {
+    /// With `shift`, each leaf is its [`FitShift::rust_leaf`] (`leaves` are positions).
+    fn emit_choice(&self, leaves: &[String], shift: Option<&FitShift>, out: &mut String) {
+        let mut leaf = 0;
         if let Some(g) = &self.guard {
             // Outside the training range (or NaN): the set's most robust configuration.
             let within: Vec<String> = g
@@ -357,10 +391,10 @@ impl Selector {
             let lit = leaves.get(g.choice).map_or("Self", String::as_str);
             let _ = write!(out, "if !({}) {{\n    {lit}\n}} else ", within.join(" && "));
             out.push_str("{\n    ");
-            self.emit(&self.tree, leaves, 1, out);
+            self.emit(&self.tree, (leaves, shift, &mut leaf), 1, out);
             out.push_str("\n}");
         } else {
-            self.emit(&self.tree, leaves, 0, out);
+            self.emit(&self.tree, (leaves, shift, &mut leaf), 0, out);
         }
     }
 
@@ -392,7 +426,7 @@ impl Selector {
         );
         let positions: Vec<String> = (0..n).map(|p| format!("{p}usize")).collect();
         out.push_str("    let __tune_pick: usize = ");
-        self.emit_choice(&positions, out);
+        self.emit_choice(&positions, None, out);
         out.push_str(";\n");
         let last = n.saturating_sub(1);
         let arms = |out: &mut String, value: &dyn Fn(usize) -> String| {
@@ -417,6 +451,26 @@ impl Selector {
         out.push_str("    }\n}");
     }
 
+    /// A block that binds [`FitShift::rust_prelude`]'s locals, lets the tree choose a
+    /// set position (each leaf re-weighing its pick, as [`FitShift::apply`] does) and
+    /// runs it.
+    fn emit_fit_shift(&self, f: &FitShift, literals: &[String], own: &[String], out: &mut String) {
+        out.push_str("{\n");
+        f.rust_prelude(own, out);
+        let n = literals.len();
+        let positions: Vec<String> = (0..n).map(|p| format!("{p}usize")).collect();
+        out.push_str("    let __tune_pick: usize = ");
+        self.emit_choice(&positions, Some(f), out);
+        out.push_str(";\n    match __tune_pick {\n");
+        let last = n.saturating_sub(1);
+        let lit = |p: usize| literals.get(p).map_or("Self", String::as_str);
+        for p in 0..last {
+            let _ = writeln!(out, "        {p} => {},", lit(p));
+        }
+        let _ = writeln!(out, "        _ => {},", lit(last));
+        out.push_str("    }\n}");
+    }
+
     /// The local a feature (own, then derived) is bound to in the generated source.
     fn feature_name(&self, feature: usize) -> String {
         match self.features.get(feature) {
@@ -424,18 +478,32 @@ impl Selector {
             None => self
                 .derived
                 .get(feature - self.features.len())
-                .map_or("_".into(), |d| derived_local(d.name())),
+                .map_or("_".into(), |d| derived_value(d.name())),
         }
     }
 
-    fn emit(&self, node: &Node, literals: &[String], depth: usize, out: &mut String) {
+    /// The tree from `node`, each leaf its literal (or, with a shift, its expression;
+    /// `leaf` counts the leaves emitted, in [`Node::leaf`]'s order).
+    fn emit(
+        &self,
+        node: &Node,
+        (literals, shift, leaf): (&[String], Option<&FitShift>, &mut usize),
+        depth: usize,
+        out: &mut String,
+    ) {
         let pad = "    ".repeat(depth + 1);
         match node {
             Node::Leaf { choice } => {
-                let lit = literals.get(*choice).map_or("Self", String::as_str);
-                let _ = write!(out, "{lit}");
+                match shift {
+                    Some(f) => out.push_str(&f.rust_leaf(*leaf, *choice)),
+                    None => out.push_str(literals.get(*choice).map_or("Self", String::as_str)),
+                }
+                *leaf += 1;
             }
-            Node::Models(models) => self.emit_models(models, literals, depth, out),
+            Node::Models(models) => {
+                self.emit_models(models, literals, depth, out);
+                *leaf += 1;
+            }
             Node::Split {
                 feature,
                 threshold,
@@ -444,9 +512,9 @@ impl Selector {
             } => {
                 let name = self.feature_name(*feature);
                 let _ = write!(out, "if {name} <= {threshold:?} {{\n{pad}");
-                self.emit(below, literals, depth + 1, out);
+                self.emit(below, (literals, shift, &mut *leaf), depth + 1, out);
                 let _ = write!(out, "\n{}}} else {{\n{pad}", &pad[4..]);
-                self.emit(above, literals, depth + 1, out);
+                self.emit(above, (literals, shift, &mut *leaf), depth + 1, out);
                 let _ = write!(out, "\n{}}}", &pad[4..]);
             }
         }
@@ -512,9 +580,14 @@ impl Selector {
     }
 }
 
-/// The local of a derived feature in the generated source.
+/// The local closure of a derived feature in the generated source.
 fn derived_local(name: &str) -> String {
     format!("__tune_{name}")
+}
+
+/// A derived feature's value in the generated source: its closure called.
+fn derived_value(name: &str) -> String {
+    format!("{}()", derived_local(name))
 }
 
 fn limits_name(l: TreeLimits) -> String {
@@ -580,220 +653,5 @@ fn literal(config: &Named<Value>) -> Result<String> {
 }
 
 #[cfg(test)]
-mod tests {
-    #![allow(clippy::unwrap_used)]
-    use super::*;
-
-    fn selector() -> Selector {
-        let cfg = |a: i64, b: bool| {
-            Named(vec![
-                ("wgd".into(), Value::Int(a)),
-                ("type".into(), Value::Bool(b)),
-            ])
-        };
-        Selector {
-            tunable: "gemm".into(),
-            device: "gpu".into(),
-            features: vec!["m".into(), "n".into()],
-            derived: vec![],
-            configs: vec![cfg(16, false), cfg(32, true), cfg(64, false)],
-            tree: Node::Split {
-                feature: 0,
-                threshold: 127.5,
-                below: Box::new(Node::Leaf { choice: 0 }),
-                above: Box::new(Node::Split {
-                    feature: 1,
-                    threshold: 1e4,
-                    below: Box::new(Node::Leaf { choice: 1 }),
-                    above: Box::new(Node::Leaf { choice: 2 }),
-                }),
-            },
-            method: SetMethod::Greedy,
-            limits: TreeLimits::B,
-            objective: Objective::Label,
-            guard: None,
-            fit_guard: None,
-            trained_on: vec!["m=1,n=1".into()],
-        }
-    }
-
-    #[test]
-    fn generated_source_is_nested_comparisons() {
-        let s = selector();
-        let src = s.rust("abc").unwrap();
-        let body: String = src
-            .lines()
-            .filter(|l| !l.starts_with("//"))
-            .collect::<Vec<_>>()
-            .join("\n");
-        assert_eq!(
-            body,
-            "::core::option::Option::Some((\"abc\", if m <= 127.5 {\n    \
-             Self { wgd: 16, r#type: false }\n\
-             } else {\n    \
-             if n <= 10000.0 {\n        \
-             Self { wgd: 32, r#type: true }\n    \
-             } else {\n        \
-             Self { wgd: 64, r#type: false }\n    \
-             }\n\
-             }))"
-        );
-        assert!(src.contains("// 1: wgd=32 type=true"), "{src}");
-        assert_eq!(
-            s.choose(&[200.0, 5.0]).unwrap().get("wgd"),
-            Some(&Value::Int(32))
-        );
-    }
-
-    #[test]
-    fn a_guard_runs_its_configuration_outside_the_training_range() {
-        let mut s = selector();
-        s.guard = Some(Guard {
-            ranges: vec![(16.0, 4096.0), (1.0, 1e5)],
-            choice: 1,
-        });
-        let wgd = |m: f64, n: f64| s.choose(&[m, n]).and_then(|c| c.get("wgd")).cloned();
-        // Inside: the tree.
-        assert_eq!(wgd(100.0, 5.0), Some(Value::Int(16)));
-        assert_eq!(wgd(200.0, 2e4), Some(Value::Int(64)));
-        // Outside either range (or NaN): the guard's.
-        assert_eq!(wgd(8.0, 5.0), Some(Value::Int(32)));
-        assert_eq!(wgd(200.0, 1e6), Some(Value::Int(32)));
-        assert_eq!(wgd(f64::NAN, 5.0), Some(Value::Int(32)));
-        let src = s.rust("abc").unwrap();
-        assert!(
-            src.contains(
-                "if !((16.0..=4096.0).contains(&m) && (1.0..=100000.0).contains(&n)) {\n    Self { wgd: 32, r#type: true }\n} else {"
-            ),
-            "{src}"
-        );
-        assert!(src.contains("if m <= 127.5 {"), "{src}");
-        // Kept in the JSON beside the tuning database.
-        let back: Selector = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
-        assert_eq!(back, s);
-        // A selector written before guards reads back without one.
-        let mut old = serde_json::to_value(selector()).unwrap();
-        old.as_object_mut().unwrap().remove("objective");
-        let old: Selector = serde_json::from_value(old).unwrap();
-        assert_eq!((old.guard, old.objective), (None, Objective::Label));
-    }
-
-    #[test]
-    fn a_fit_guard_overrides_the_tree_and_the_range_guard_where_a_tile_wastes_half() {
-        let mut s = selector();
-        s.guard = Some(Guard {
-            ranges: vec![(64.0, 4096.0), (1.0, 1e5)],
-            choice: 2,
-        });
-        // Tiles of 16, 32 and 64 rows (`wgd`); the fallback tries 64, then 32, then 16.
-        s.fit_guard = Some(FitGuard {
-            tiles: vec![vec![(0, 16)], vec![(0, 32)], vec![(0, 64)]],
-            order: vec![2, 1, 0],
-            ratio: 0.5,
-        });
-        let wgd = |m: f64, n: f64| s.choose(&[m, n]).and_then(|c| c.get("wgd")).cloned();
-        // Inside the range the tree's choice stands where its tile fits: m = 200 runs 32
-        // (fit 200/224 against 200/208); m = 96 runs 16 (tree), fits 1.
-        assert_eq!(wgd(200.0, 5.0), Some(Value::Int(32)));
-        assert_eq!(wgd(96.0, 5.0), Some(Value::Int(16)));
-        // Below the range the range guard's 64 rows would run; at m = 32 they fit 1/2 of
-        // the best: the next in order, 32 rows (fit 1), runs.
-        assert_eq!(wgd(32.0, 5.0), Some(Value::Int(32)));
-        // m = 8: 64 and 32 rows both fit at most half of 16 rows'.
-        assert_eq!(wgd(8.0, 5.0), Some(Value::Int(16)));
-        // Beyond it: every tile fits; the range guard's choice.
-        assert_eq!(wgd(1e9, 5.0), Some(Value::Int(64)));
-        let src = s.rust("abc").unwrap();
-        assert!(
-            src.contains("let __tune_pick: usize = if !((64.0..=4096.0).contains(&m) && (1.0..=100000.0).contains(&n)) {\n    2usize\n} else {"),
-            "{src}"
-        );
-        assert!(
-            src.contains("let __tune_ok = |f: f64| f >= __tune_top || f > 0.5 * __tune_top;"),
-            "{src}"
-        );
-        assert!(
-            src.contains("} else if __tune_ok(__tune_f2) {\n        2\n    }"),
-            "{src}"
-        );
-        assert!(
-            src.contains("        _ => Self { wgd: 64, r#type: false },\n    }\n}"),
-            "{src}"
-        );
-        let back: Selector = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
-        assert_eq!(back, s);
-        // One configuration: nothing to exclude, no fit computed.
-        s.configs.truncate(1);
-        s.tree = Node::Leaf { choice: 0 };
-        s.guard = None;
-        assert!(!s.rust("abc").unwrap().contains("__tune_f0"));
-    }
-
-    #[test]
-    fn a_model_selector_reads_back_and_one_configuration_needs_no_comparison() {
-        use crate::select::model::{Linear, Variable};
-        let mut s = selector();
-        s.objective = Objective::Model(Basis::Linear);
-        s.tree = Node::Models(Box::new(Models {
-            basis: Basis::Linear,
-            variables: vec![Variable {
-                feature: 0,
-                lo: 1.0,
-                hi: 10.0,
-                mean: 5.0,
-                sd: 2.0,
-            }],
-            models: vec![
-                Linear {
-                    intercept: 0.0,
-                    weights: vec![-1.0],
-                },
-                Linear {
-                    intercept: -0.5,
-                    weights: vec![0.0],
-                },
-                Linear {
-                    intercept: -1.0,
-                    weights: vec![1.0],
-                },
-            ],
-        }));
-        let back: Selector = serde_json::from_str(&serde_json::to_string(&s).unwrap()).unwrap();
-        assert_eq!(back, s);
-        let wgd = |m: f64| s.choose(&[m, 1.0]).and_then(|c| c.get("wgd")).cloned();
-        // z = (log2(1 + m) clamped to [1, 10] - 5) / 2: small m runs 0, large m runs 2.
-        assert_eq!(wgd(1.0), Some(Value::Int(16)));
-        assert_eq!(wgd(1e6), Some(Value::Int(64)));
-        let src = s.rust("abc").unwrap();
-        assert!(src.contains("#[allow(clippy::manual_clamp)]"), "{src}");
-        assert!(
-            src.contains("_ => Self { wgd: 64, r#type: false },"),
-            "{src}"
-        );
-        assert!(src.contains("a model per configuration"), "{src}");
-        // One configuration: its literal, no locals, no comparison.
-        if let Node::Models(m) = &mut s.tree {
-            m.models.truncate(1);
-        }
-        let src = s.rust("abc").unwrap();
-        assert!(!src.contains("__tune_best"), "{src}");
-        assert!(
-            src.contains("Some((\"abc\", Self { wgd: 16, r#type: false }))"),
-            "{src}"
-        );
-    }
-
-    #[test]
-    fn what_a_literal_cannot_hold_is_an_error() {
-        let mut s = selector();
-        s.configs[0].0[0].1 = Value::Str("Fast".into());
-        assert!(s
-            .rust("x")
-            .unwrap_err()
-            .to_string()
-            .contains("integers, floats and bools"));
-        let mut s = selector();
-        s.features[0] = "m-1".into();
-        assert!(s.rust("x").is_err());
-    }
-}
+#[path = "deploy_tests.rs"]
+mod tests;

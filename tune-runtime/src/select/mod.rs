@@ -15,6 +15,8 @@
 //!   measured cell of the set, not only the winners (select8).
 //! - [`fit_guard`]: at dispatch, no configuration whose tile wastes half the best-fitting
 //!   one's useful work or more (select9).
+//! - [`fit_shift`]: at dispatch, a tree's pick re-weighed where its output tile fits the
+//!   shape worse than every training shape of its leaf (select10).
 //! - [`deploy`]: the [`Selector`] that ships, and its Rust source for
 //!   `#[tunable(select = "..")]`.
 //! - [`report`]: splits of the inputs and the tables (every method x classifier x k).
@@ -50,6 +52,7 @@ pub mod cross;
 pub mod deploy;
 pub mod features;
 pub mod fit_guard;
+pub mod fit_shift;
 pub mod matrix;
 pub mod model;
 pub mod nested;
@@ -61,6 +64,7 @@ pub use cost::Objective;
 pub use cross::{measured, tune_inputs, Plan, Stats};
 pub use deploy::Selector;
 pub use fit_guard::FitGuard;
+pub use fit_shift::FitShift;
 pub use matrix::{Input, Matrix, Normalisation, Score};
 pub use model::{Basis, Models};
 pub use nested::{Choice, Nested, Recipe};

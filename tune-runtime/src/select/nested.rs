@@ -17,6 +17,7 @@ use super::cost::{train_tree_for, Objective};
 use super::deploy::{Guard, Selector};
 use super::features::{fit_features, Derived, Tiling};
 use super::fit_guard::FitGuard;
+use super::fit_shift::FitShift;
 use super::matrix::{score_or_worst, Matrix, Normalisation, Score};
 use super::model::Basis;
 use super::set::{self, SetMethod};
@@ -47,6 +48,11 @@ pub struct Recipe {
     /// or more never runs ([`FitGuard`] over [`Nested::tilings`]; select9).
     #[serde(default)]
     pub fit_guard: bool,
+    /// Whether a tree's pick is re-weighed where its output tile fits the input worse
+    /// than every training input of its leaf ([`FitShift`] over [`Nested::shift_tilings`];
+    /// select10).
+    #[serde(default)]
+    pub fit_shift: bool,
 }
 
 impl Recipe {
@@ -75,8 +81,9 @@ impl Recipe {
         let guard = if self.guard { ", range guard" } else { "" };
         let fit = if self.fit { ", tile fit" } else { "" };
         let fit_guard = if self.fit_guard { ", fit guard" } else { "" };
+        let fit_shift = if self.fit_shift { ", fit shift" } else { "" };
         format!(
-            "{}, {cost}{tree}{features}{fit}{guard}{fit_guard}",
+            "{}, {cost}{tree}{features}{fit}{guard}{fit_guard}{fit_shift}",
             self.method.name()
         )
     }
@@ -100,6 +107,7 @@ impl Recipe {
                     guard: false,
                     fit: false,
                     fit_guard: false,
+                    fit_shift: false,
                 })
             })
             .collect()
@@ -172,6 +180,15 @@ impl Recipe {
     }
 }
 
+/// A recipe's picks on a fold: `(input, set position, the tree's leaf where the tree
+/// chose)` for each left-out input, and the leaf each fitted input reached.
+#[derive(Default)]
+struct FoldPicks {
+    picks: Vec<(usize, usize, Option<usize>)>,
+    reached: Vec<(usize, usize)>,
+    leaves: usize,
+}
+
 /// What the cross-validation chooses among, and its folds.
 #[derive(Clone, Debug, PartialEq)]
 pub struct Nested {
@@ -191,6 +208,14 @@ pub struct Nested {
     /// How the configurations tile the input, for a recipe with `fit`: one
     /// [`Derived::Fit`] per distinct tile of its chosen set (empty: no tile fits).
     pub tilings: Vec<Tiling>,
+    /// How the configurations tile the output, for a recipe with `fit_shift` and for
+    /// [`Nested::shift_chosen`] ([`FitShift`]; empty: nothing shifts).
+    pub shift_tilings: Vec<Tiling>,
+    /// Whether the chosen recipe, where it is a tree without a fit guard, ships with a
+    /// [`FitShift`] (its [`Recipe::fit_shift`] set in the [`Choice`]); the folds score
+    /// the recipes as they are. The shift moves no training input's pick, so it leaves
+    /// the choice among the recipes alone (select10).
+    pub shift_chosen: bool,
 }
 
 impl Default for Nested {
@@ -203,6 +228,8 @@ impl Default for Nested {
             by_group: false,
             derived: Vec::new(),
             tilings: Vec::new(),
+            shift_tilings: Vec::new(),
+            shift_chosen: false,
         }
     }
 }
@@ -245,8 +272,9 @@ impl Nested {
             let fit = fit.clone();
             // One set per method, shared by its trees.
             let mut sets: Vec<(SetMethod, Option<Vec<usize>>)> = Vec::new();
-            // A fit-guarded recipe reuses its unguarded twin's picks (the same tree).
-            let mut base_picks: HashMap<Recipe, Vec<(usize, usize)>> = HashMap::new();
+            // A fit-guarded or fit-shifted recipe reuses its plain twin's picks (the same
+            // tree).
+            let mut base_picks: HashMap<Recipe, FoldPicks> = HashMap::new();
             for (r, recipe) in self.recipes.iter().enumerate() {
                 let chosen = match sets.iter().find(|(mm, _)| *mm == recipe.method) {
                     Some((_, s)) => s.clone(),
@@ -259,6 +287,7 @@ impl Nested {
                 let Some(chosen) = chosen else { continue };
                 let base = Recipe {
                     fit_guard: false,
+                    fit_shift: false,
                     ..*recipe
                 };
                 let p = base_picks
@@ -272,9 +301,17 @@ impl Nested {
                 } else {
                     None
                 };
-                for &(i, pos) in p.iter() {
+                let shift = recipe
+                    .fit_shift
+                    .then(|| FitShift::fit(m, &p.reached, p.leaves, &chosen, &self.shift_tilings));
+                for &(i, pos, leaf) in &p.picks {
+                    let own = &m.inputs()[i].features;
+                    let pos = match (&shift, leaf) {
+                        (Some(f), Some(l)) => f.apply(l, pos, own),
+                        _ => pos,
+                    };
                     let pos = match &guard {
-                        Some(g) => g.apply(pos, &m.inputs()[i].features),
+                        Some(g) => g.apply(pos, own),
                         None => pos,
                     };
                     if let Some(&c) = chosen.get(pos) {
@@ -308,7 +345,13 @@ impl Nested {
     /// # Errors
     /// As [`Nested::choose`] and [`Selector::fit`].
     pub fn fit(&self, m: &Matrix, train: &[usize], k: usize) -> Result<(Selector, Choice)> {
-        let choice = self.choose(m, train, k)?;
+        let mut choice = self.choose(m, train, k)?;
+        if self.shift_chosen
+            && !matches!(choice.recipe.objective, Objective::Model(_))
+            && !choice.recipe.fit_guard
+        {
+            choice.recipe.fit_shift = true;
+        }
         let r = choice.recipe;
         let derived: &[Derived] = if r.derived { &self.derived } else { &[] };
         let tilings: &[Tiling] = if r.fit { &self.tilings } else { &[] };
@@ -324,12 +367,17 @@ impl Nested {
         } else {
             s
         };
+        let s = if r.fit_shift {
+            s.with_fit_shift(m, train, &self.shift_tilings)?
+        } else {
+            s
+        };
         Ok((s, choice))
     }
 
-    /// The set position `recipe` (its fit guard not read) picks for each input of `held`
-    /// when fitted on `fit` with the set `chosen`; none where it cannot be fitted.
-    /// `extended`: `m` with [`Nested::derived`].
+    /// The set position `recipe` (its fit guard and shift not read) picks for each input
+    /// of `held` when fitted on `fit` with the set `chosen`; none where it cannot be
+    /// fitted. `extended`: `m` with [`Nested::derived`].
     fn fold_picks(
         &self,
         m: &Matrix,
@@ -337,7 +385,7 @@ impl Nested {
         (fit, held): (&[usize], &[usize]),
         recipe: &Recipe,
         chosen: &[usize],
-    ) -> Vec<(usize, usize)> {
+    ) -> FoldPicks {
         // The tile-fit features of this set, after the derived ones where read.
         let fitted;
         let features = if recipe.fit {
@@ -350,26 +398,31 @@ impl Nested {
         };
         let Ok(tree) = train_tree_for(features, fit, chosen, recipe.limits, recipe.objective)
         else {
-            return Vec::new();
+            return FoldPicks::default();
         };
         let guard = if recipe.guard {
             let Some(g) = Guard::fit(features, fit, chosen) else {
-                return Vec::new();
+                return FoldPicks::default();
             };
             Some(g)
         } else {
             None
         };
-        held.iter()
-            .map(|&i| {
-                let x = &features.inputs()[i].features;
-                let p = match &guard {
-                    Some(g) if !g.inside(x) => g.choice,
-                    _ => tree.choose(x),
-                };
-                (i, p)
-            })
-            .collect()
+        let leaf = |i: usize| tree.leaf(&features.inputs()[i].features);
+        FoldPicks {
+            picks: held
+                .iter()
+                .map(|&i| {
+                    let x = &features.inputs()[i].features;
+                    match &guard {
+                        Some(g) if !g.inside(x) => (i, g.choice, None),
+                        _ => (i, tree.choose(x), Some(leaf(i))),
+                    }
+                })
+                .collect(),
+            reached: fit.iter().map(|&i| (i, leaf(i))).collect(),
+            leaves: tree.leaves(),
+        }
     }
 
     /// The features `recipe` reads besides the input's own, for the set `chosen` of `m`:

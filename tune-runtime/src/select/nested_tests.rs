@@ -57,6 +57,7 @@ fn a_recipe_that_separates_the_steps_is_chosen() {
                 objective: Objective::Label,
                 guard: false,
                 fit_guard: false,
+                fit_shift: false,
                 fit: false,
             },
             Recipe {
@@ -66,6 +67,7 @@ fn a_recipe_that_separates_the_steps_is_chosen() {
                 objective: Objective::Label,
                 guard: false,
                 fit_guard: false,
+                fit_shift: false,
                 fit: false,
             },
         ],
@@ -120,6 +122,7 @@ fn derived_features_are_chosen_where_they_separate_the_inputs() {
         objective: Objective::Label,
         guard: false,
         fit_guard: false,
+        fit_shift: false,
         fit: false,
     };
     let nested = Nested {
@@ -141,10 +144,10 @@ fn derived_features_are_chosen_where_they_separate_the_inputs() {
     assert_eq!(c(2.0, 1e5), Some(Value::Int(1)));
     let src = s.rust("fp").unwrap();
     assert!(
-        src.contains("let __tune_mn: f64 = { let v: f64 = m * n;"),
+        src.contains("let __tune_mn = || -> f64 { { let v: f64 = m * n;"),
         "{src}"
     );
-    assert!(src.contains("if __tune_mn <= "), "{src}");
+    assert!(src.contains("if __tune_mn() <= "), "{src}");
 }
 
 #[test]
@@ -163,6 +166,7 @@ fn model_recipes_are_chosen_where_a_shallow_tree_cannot_follow_the_boundary() {
         objective: Objective::Label,
         guard: false,
         fit_guard: false,
+        fit_shift: false,
         fit: false,
     };
     let a = Recipe {
@@ -266,6 +270,7 @@ fn an_unmeasured_pick_counts_against_its_recipe() {
         objective: Objective::Label,
         guard: false,
         fit_guard: false,
+        fit_shift: false,
         fit: false,
     };
     let nested = Nested {
@@ -325,6 +330,7 @@ fn a_range_guard_is_chosen_where_the_left_out_group_lies_beyond_the_others() {
         objective: Objective::Label,
         guard: false,
         fit_guard: false,
+        fit_shift: false,
         fit: false,
     };
     let nested = Nested {
@@ -397,6 +403,7 @@ fn tile_fit_recipes_are_chosen_where_the_best_tile_alternates_with_the_size() {
         objective: Objective::Label,
         guard: false,
         fit_guard: false,
+        fit_shift: false,
         fit: false,
     };
     let nested = Nested {
