@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::util::ranks;
-use super::{Surrogate, Technique};
+use super::{StartDesign, Surrogate, Technique};
 use crate::space::Space;
 
 /// What one source (a recording of the kernel elsewhere) says about the configurations of
@@ -71,6 +71,9 @@ pub struct Transfer {
     prior_mean: bool,
     /// Pooled sources: off, or on with (true) or without the target flag feature.
     pooled: Option<bool>,
+    /// The model's start design and alignment features ([`Transfer::default_model`]).
+    design: StartDesign,
+    alignment: bool,
 }
 
 impl std::fmt::Debug for Transfer {
@@ -106,7 +109,22 @@ impl Transfer {
             exploit: None,
             prior_mean: false,
             pooled: None,
+            design: StartDesign::MaxMin,
+            alignment: false,
         }
+    }
+    /// Gives the model the cold default's settings (`hybrid`'s surrogate, round 8): a
+    /// start design balanced over each parameter's values and the power-of-two alignment
+    /// of integer sizes as features ([`Surrogate::start_design`], [`Surrogate::alignment`];
+    /// default: off, the max-min design without alignment that round 3's choice had).
+    #[must_use]
+    pub fn default_model(mut self, on: bool) -> Self {
+        (self.design, self.alignment) = if on {
+            (StartDesign::Balanced, true)
+        } else {
+            (StartDesign::MaxMin, false)
+        };
+        self
     }
     /// Trains the model on the sources' records pooled with the target's own measurements
     /// (default: off). Each source gives its 50 best configurations and 50 others at
@@ -371,7 +389,9 @@ impl Technique for Transfer {
         self.budget = Some(evaluations);
     }
     fn init(&mut self, space: &Space, seed: u64) {
-        let mut model = Surrogate::new();
+        let mut model = Surrogate::new()
+            .start_design(self.design)
+            .alignment(self.alignment);
         self.queue.clear();
         self.pending = 0;
         self.measured.clear();
