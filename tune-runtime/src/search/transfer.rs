@@ -690,4 +690,34 @@ mod tests {
         b.init(&s, 4);
         assert_eq!(a.ask(&s, 5), b.ask(&s, 5));
     }
+
+    #[test]
+    fn the_default_model_keeps_the_start_and_then_designs_like_the_default() {
+        let s = space();
+        let src = || vec![source(&s, [2, 2, 0]), source(&s, [8, 7, 3])];
+        let (mut plain, mut dm) = (
+            Transfer::new(src()),
+            Transfer::new(src()).default_model(true),
+        );
+        let a = drive(&mut plain, &s, 30, |_| 1.0);
+        let b = drive(&mut dm, &s, 30, |_| 1.0);
+        assert_eq!(
+            a[..3],
+            b[..3],
+            "the sources' start does not depend on the model"
+        );
+        // After the start, the model's design is the default's (balanced), as the cold
+        // surrogate with those settings proposes it.
+        let mut cold = Surrogate::new()
+            .start_design(StartDesign::Balanced)
+            .alignment(true);
+        let mut none = Transfer::new(Vec::new()).default_model(true);
+        cold.budget(30);
+        none.budget(30);
+        cold.init(&s, 4);
+        none.init(&s, 4);
+        assert_eq!(none.ask(&s, 5), cold.ask(&s, 5));
+        let distinct: std::collections::HashSet<_> = b.iter().collect();
+        assert_eq!(distinct.len(), 30, "a configuration proposed twice");
+    }
 }
