@@ -90,6 +90,9 @@ enum Method {
     DefaultModel(bool),
     /// Round 9: weighted sources + design with the cold default's model.
     WeightedDefaultModel,
+    /// Round 9: the default's model with half of its proposals from the neighbours of the
+    /// best so far (trust region), (with the model's own design).
+    TrustRegion(bool),
     WarmGuided,
     Cold,
 }
@@ -117,6 +120,8 @@ impl Method {
             Method::WeightedDefaultModel => {
                 "`Transfer`, weighted sources + design, the default's model"
             }
+            Method::TrustRegion(true) => "`Transfer` + design, the default's model, trust region",
+            Method::TrustRegion(false) => "`Transfer`, the default's model, trust region",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -173,6 +178,13 @@ impl Method {
                     .weigh_sources(true)
                     .default_model(true),
             ),
+            Method::TrustRegion(sf) => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .default_model(true)
+                    .local_share(0.5)
+                    .space_filling(sf),
+            ),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -181,7 +193,7 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 16] = [
+const METHODS: [Method; 18] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
@@ -196,6 +208,8 @@ const METHODS: [Method; 16] = [
     Method::DefaultModel(false),
     Method::DefaultModel(true),
     Method::WeightedDefaultModel,
+    Method::TrustRegion(true),
+    Method::TrustRegion(false),
     Method::WarmGuided,
     Method::Cold,
 ];

@@ -74,6 +74,8 @@ pub struct Transfer {
     /// The model's start design and alignment features ([`Transfer::default_model`]).
     design: StartDesign,
     alignment: bool,
+    /// The model's trust region ([`Transfer::local_share`]).
+    local: f64,
 }
 
 impl std::fmt::Debug for Transfer {
@@ -111,7 +113,17 @@ impl Transfer {
             pooled: None,
             design: StartDesign::MaxMin,
             alignment: false,
+            local: 0.0,
         }
+    }
+    /// The share of the model's proposals taken from the neighbours of the best
+    /// configuration so far ([`Surrogate::local_share`]; default 0): where a source ranks
+    /// the target's fast region well but not its exact optimum, the optimum is often one
+    /// parameter away from the best start configuration.
+    #[must_use]
+    pub fn local_share(mut self, share: f64) -> Self {
+        self.local = share;
+        self
     }
     /// Gives the model the cold default's settings (`hybrid`'s surrogate, round 8): a
     /// start design balanced over each parameter's values and the power-of-two alignment
@@ -391,7 +403,8 @@ impl Technique for Transfer {
     fn init(&mut self, space: &Space, seed: u64) {
         let mut model = Surrogate::new()
             .start_design(self.design)
-            .alignment(self.alignment);
+            .alignment(self.alignment)
+            .local_share(self.local);
         self.queue.clear();
         self.pending = 0;
         self.measured.clear();
