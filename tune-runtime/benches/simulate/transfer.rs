@@ -85,6 +85,14 @@ enum Method {
     /// Round 5: the sources' records pooled with the target's measurements in the model's
     /// training rows, (with the target flag feature); no design of the model's own.
     Pooled(bool),
+    /// Round 9: `Transfer` + design, no prior feature, with the cold default's model
+    /// (balanced start, alignment), (every start from the sources up to 10 at any budget).
+    DefaultModel(bool),
+    /// Round 9: weighted sources + design with the cold default's model.
+    WeightedDefaultModel,
+    /// Round 9: the default's model with half of its proposals from the neighbours of the
+    /// best so far (trust region), (with the model's own design).
+    TrustRegion(bool),
     WarmGuided,
     Cold,
 }
@@ -103,6 +111,17 @@ impl Method {
             Method::PriorMean(false) => "`Transfer`, weighted sources as the mean",
             Method::Pooled(true) => "`Transfer`, pooled sources, target flag",
             Method::Pooled(false) => "`Transfer`, pooled sources, no flag",
+            Method::DefaultModel(false) => {
+                "`Transfer` + design, no prior feature, the default's model"
+            }
+            Method::DefaultModel(true) => {
+                "`Transfer` + design, no prior feature, the default's model, 10 from the sources"
+            }
+            Method::WeightedDefaultModel => {
+                "`Transfer`, weighted sources + design, the default's model"
+            }
+            Method::TrustRegion(true) => "`Transfer` + design, the default's model, trust region",
+            Method::TrustRegion(false) => "`Transfer`, the default's model, trust region",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -147,6 +166,25 @@ impl Method {
                     .space_filling(false)
                     .pooled(true, flag),
             ),
+            Method::DefaultModel(all) => {
+                let t = Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .default_model(true);
+                Box::new(if all { t.tries(10, 10) } else { t })
+            }
+            Method::WeightedDefaultModel => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .weigh_sources(true)
+                    .default_model(true),
+            ),
+            Method::TrustRegion(sf) => Box::new(
+                Transfer::new(p.views.clone())
+                    .diversity(d)
+                    .default_model(true)
+                    .local_share(0.5)
+                    .space_filling(sf),
+            ),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -155,7 +193,7 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 13] = [
+const METHODS: [Method; 18] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
@@ -167,6 +205,11 @@ const METHODS: [Method; 13] = [
     Method::PriorMean(false),
     Method::Pooled(true),
     Method::Pooled(false),
+    Method::DefaultModel(false),
+    Method::DefaultModel(true),
+    Method::WeightedDefaultModel,
+    Method::TrustRegion(true),
+    Method::TrustRegion(false),
     Method::WarmGuided,
     Method::Cold,
 ];

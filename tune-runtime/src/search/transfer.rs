@@ -5,7 +5,7 @@ use std::collections::HashMap;
 use std::sync::Arc;
 
 use super::util::ranks;
-use super::{Surrogate, Technique};
+use super::{StartDesign, Surrogate, Technique};
 use crate::space::Space;
 
 /// What one source (a recording of the kernel elsewhere) says about the configurations of
@@ -71,6 +71,11 @@ pub struct Transfer {
     prior_mean: bool,
     /// Pooled sources: off, or on with (true) or without the target flag feature.
     pooled: Option<bool>,
+    /// The model's start design and alignment features ([`Transfer::default_model`]).
+    design: StartDesign,
+    alignment: bool,
+    /// The model's trust region ([`Transfer::local_share`]).
+    local: f64,
 }
 
 impl std::fmt::Debug for Transfer {
@@ -106,7 +111,32 @@ impl Transfer {
             exploit: None,
             prior_mean: false,
             pooled: None,
+            design: StartDesign::MaxMin,
+            alignment: false,
+            local: 0.0,
         }
+    }
+    /// The share of the model's proposals taken from the neighbours of the best
+    /// configuration so far ([`Surrogate::local_share`]; default 0): where a source ranks
+    /// the target's fast region well but not its exact optimum, the optimum is often one
+    /// parameter away from the best start configuration.
+    #[must_use]
+    pub fn local_share(mut self, share: f64) -> Self {
+        self.local = share;
+        self
+    }
+    /// Gives the model the cold default's settings (`hybrid`'s surrogate, round 8): a
+    /// start design balanced over each parameter's values and the power-of-two alignment
+    /// of integer sizes as features ([`Surrogate::start_design`], [`Surrogate::alignment`];
+    /// default: off, the max-min design without alignment that round 3's choice had).
+    #[must_use]
+    pub fn default_model(mut self, on: bool) -> Self {
+        (self.design, self.alignment) = if on {
+            (StartDesign::Balanced, true)
+        } else {
+            (StartDesign::MaxMin, false)
+        };
+        self
     }
     /// Trains the model on the sources' records pooled with the target's own measurements
     /// (default: off). Each source gives its 50 best configurations and 50 others at
@@ -371,7 +401,10 @@ impl Technique for Transfer {
         self.budget = Some(evaluations);
     }
     fn init(&mut self, space: &Space, seed: u64) {
-        let mut model = Surrogate::new();
+        let mut model = Surrogate::new()
+            .start_design(self.design)
+            .alignment(self.alignment)
+            .local_share(self.local);
         self.queue.clear();
         self.pending = 0;
         self.measured.clear();
@@ -669,5 +702,35 @@ mod tests {
         a.init(&s, 4);
         b.init(&s, 4);
         assert_eq!(a.ask(&s, 5), b.ask(&s, 5));
+    }
+
+    #[test]
+    fn the_default_model_keeps_the_start_and_then_designs_like_the_default() {
+        let s = space();
+        let src = || vec![source(&s, [2, 2, 0]), source(&s, [8, 7, 3])];
+        let (mut plain, mut dm) = (
+            Transfer::new(src()),
+            Transfer::new(src()).default_model(true),
+        );
+        let a = drive(&mut plain, &s, 30, |_| 1.0);
+        let b = drive(&mut dm, &s, 30, |_| 1.0);
+        assert_eq!(
+            a[..3],
+            b[..3],
+            "the sources' start does not depend on the model"
+        );
+        // After the start, the model's design is the default's (balanced), as the cold
+        // surrogate with those settings proposes it.
+        let mut cold = Surrogate::new()
+            .start_design(StartDesign::Balanced)
+            .alignment(true);
+        let mut none = Transfer::new(Vec::new()).default_model(true);
+        cold.budget(30);
+        none.budget(30);
+        cold.init(&s, 4);
+        none.init(&s, 4);
+        assert_eq!(none.ask(&s, 5), cold.ask(&s, 5));
+        let distinct: std::collections::HashSet<_> = b.iter().collect();
+        assert_eq!(distinct.len(), 30, "a configuration proposed twice");
     }
 }
