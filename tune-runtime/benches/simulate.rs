@@ -50,6 +50,29 @@ fn env_usize(key: &str, default: usize) -> usize {
         .unwrap_or(default)
 }
 
+/// Opens an output file before the run it reports on, so that a path that cannot be
+/// written stops the bench at once with its reason instead of a panic after minutes of
+/// searching. `cargo bench` runs in `tune-runtime/`: relative paths start there.
+fn create_out(path: &str, append: bool) -> std::fs::File {
+    let mut options = std::fs::OpenOptions::new();
+    options.create(true);
+    if append {
+        options.append(true);
+    } else {
+        options.write(true).truncate(true);
+    }
+    options.open(path).unwrap_or_else(|e| {
+        let here = std::env::current_dir()
+            .map(|d| d.display().to_string())
+            .unwrap_or_default();
+        eprintln!(
+            "simulate: cannot write {path}: {e} (a relative path starts in {here}, where \
+             `cargo bench` runs; give an absolute path)"
+        );
+        std::process::exit(2)
+    })
+}
+
 fn main() {
     let raw: Vec<String> = std::env::args().skip(1).collect();
     // `cargo bench` passes `--bench`; `cargo test --benches` does not.
@@ -89,6 +112,9 @@ fn main() {
         "run" => {
             let names = std::env::var("TUNE_SIM_TECHNIQUES").ok();
             let cands = runs::candidates(names.as_deref());
+            let path = out(1).unwrap_or_else(|| "tune.jsonl".into());
+            // Appended: more techniques can be added to a file by later runs.
+            let mut f = std::io::BufWriter::new(create_out(&path, true));
             let t0 = std::time::Instant::now();
             let all = runs::run_all(&spaces, &cands, seeds);
             eprintln!(
@@ -97,14 +123,6 @@ fn main() {
                 t0.elapsed().as_secs_f64(),
                 rayon::current_num_threads()
             );
-            let path = out(1).unwrap_or_else(|| "tune.jsonl".into());
-            // Appended: more techniques can be added to a file by later runs.
-            let file = std::fs::OpenOptions::new()
-                .create(true)
-                .append(true)
-                .open(&path)
-                .unwrap();
-            let mut f = std::io::BufWriter::new(file);
             for r in &all {
                 writeln!(f, "{}", r.to_json()).unwrap();
             }
@@ -119,6 +137,12 @@ fn main() {
             } else {
                 (None, out(2))
             };
+            let files = md_out.as_ref().map(|p| {
+                (
+                    create_out(p, false),
+                    create_out(&format!("{p}.scores.csv"), false),
+                )
+            });
             if let Some(kt) = kt {
                 all.extend(runs::read_runs(Path::new(&kt)));
             }
@@ -127,34 +151,37 @@ fn main() {
             all.retain(|r| r.seed < keep);
             let (md, csv) = report_md(&spaces, &all);
             print!("{md}");
-            if let Some(p) = md_out {
-                std::fs::write(&p, md).unwrap();
-                std::fs::write(format!("{p}.scores.csv"), csv).unwrap();
+            if let (Some(p), Some((mut f, mut c))) = (md_out, files) {
+                f.write_all(md.as_bytes()).unwrap();
+                c.write_all(csv.as_bytes()).unwrap();
                 eprintln!("simulate: wrote {p} and {p}.scores.csv");
             }
         }
         "meta" => {
             let secs = env_usize("TUNE_META_SECONDS", 600) as f64;
+            let file = out(1).map(|p| create_out(&p, false));
             let md = meta::cross_validated(&spaces, secs, seeds);
             print!("{md}");
-            if let Some(p) = out(1) {
-                std::fs::write(&p, md).unwrap();
+            if let Some(mut f) = file {
+                f.write_all(md.as_bytes()).unwrap();
             }
         }
         "transfer" => {
+            let file = out(1).map(|p| create_out(&p, false));
             let md = transfer::transfer(&spaces, seeds);
             print!("{md}");
-            if let Some(p) = out(1) {
-                std::fs::write(&p, md).unwrap();
+            if let Some(mut f) = file {
+                f.write_all(md.as_bytes()).unwrap();
             }
         }
         "overhead" => {
             let names = std::env::var("TUNE_SIM_TECHNIQUES").ok();
             let cands = runs::candidates(Some(names.as_deref().unwrap_or("bandit,surrogate")));
+            let file = out(1).map(|p| create_out(&p, false));
             let md = runs::overhead(&spaces, &cands);
             print!("{md}");
-            if let Some(p) = out(1) {
-                std::fs::write(&p, md).unwrap();
+            if let Some(mut f) = file {
+                f.write_all(md.as_bytes()).unwrap();
             }
         }
         "trace" => {
@@ -163,7 +190,7 @@ fn main() {
             let names = std::env::var("TUNE_SIM_TECHNIQUES").unwrap_or_else(|_| "hybrid".into());
             let budget = env_usize("TUNE_SIM_MAX_BUDGET", 200);
             let path = out(1).unwrap_or_else(|| "trace.jsonl".into());
-            let mut f = std::io::BufWriter::new(std::fs::File::create(&path).unwrap());
+            let mut f = std::io::BufWriter::new(create_out(&path, false));
             for line in runs::trace(&spaces, &runs::candidates(Some(&names)), seeds, budget) {
                 writeln!(f, "{line}").unwrap();
             }
