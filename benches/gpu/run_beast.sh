@@ -476,15 +476,25 @@ direct_conv1_1() {
 }
 # Nsight Compute on the winner of the log vgg16-TAG.log, one launch: `profile_winner TAG`.
 profile_winner() {
-  local tag=$1 best ncu
-  best=$(grep -m1 '^best:' "$OUT/vgg16-$tag.log" | sed 's/^best: *//; s/ /,/g')
+  local best
+  best=$(grep -m1 '^best:' "$OUT/vgg16-$1.log" | sed 's/^best: *//; s/ /,/g')
   [ -n "$best" ] || { echo "no winner to profile"; return; }
+  profile_config "$1" "$best"
+  (cd "$OUT" && tar czf "profile-$1.tgz" prof && rm -rf prof)
+}
+# Nsight Compute on one configuration of VGG16 conv1_1, one launch, into $OUT/prof:
+# `profile_config TAG CONFIG` (the details, the SASS page and its instruction mix). Every
+# parameter is pinned (a space of that configuration alone): with `--start` and one
+# evaluation, the search's first batch is compiled in parallel and the configuration
+# measured first, which ncu profiles, need not be the one asked for.
+profile_config() {
+  local tag=$1 best=$2 ncu
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-  echo "### Nsight Compute: VGG16 conv1_1's winner ($best)"
+  echo "### Nsight Compute: VGG16 conv1_1, $tag ($best)"
   mkdir -p "$OUT/prof"
   timeout 110 bash $R $ncu --kernel-name dnn_conv --launch-count 1 --set full --import-source yes \
     --clock-control none -f -o "$OUT/prof/conv1_1-$tag" bash -c "cd $PWD && $B/dnn_conv --backend cuda \
-    --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --start $best" \
+    --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --pin $best" \
     > "$OUT/prof/conv1_1-$tag-run.log" 2>&1
   tail -3 "$OUT/prof/conv1_1-$tag-run.log"
   $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page details --print-details all > "$OUT/prof/conv1_1-$tag-details.txt" 2>&1
@@ -518,7 +528,6 @@ print("SASS mix (executed warp instructions): total %.3g" % total)
 for op, n in mix.most_common(14):
     print("  %-8s %6.2f%%" % (op, 100 * n / total))
 PY
-  (cd "$OUT" && tar czf "profile-$tag.tgz" prof && rm -rf prof)
 }
 if wants r; then
   # Session 8, first call (about 5.5 minutes): the direct path on conv1_1.
@@ -565,6 +574,50 @@ if wants s; then
   (cd "$OUT" && tar czf logs-s.tgz gpu-s.log tests-s.log cudnn-s.tsv vgg16-s.log wins-s.log \
     table-s.md vgg16-s-c12.log alexnet-s-l1.log -C "$root" target/tune)
   if [ $(( $(date +%s) - t0 )) -lt 240 ]; then profile_winner s; fi
+fi
+# Session 9 (an H100): `t`, the first call (about 7 minutes): what limits conv1_1. The GPU
+# test of the direct path through NVRTC (its row blocks now load the next block's halo tile
+# while multiplying), cuDNN's conv1_1 and the copy and write bandwidths, the direct path
+# tuned alone (`--pin ALGO=1`, 170 s, its starts first), the implicit GEMM alone with
+# session 8's winner C7 first (40 s: C7 re-measured on this GPU), the WINS lines, then
+# Nsight Compute on C7 (before the tuning) and on the direct path's winner; the SM clock sampled every second
+# throughout (clocks-t.log).
+if wants t; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv | tee "$OUT/gpu-t.log"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -l 1 > "$OUT/clocks-t.log" 2>&1 &
+  smi=$!
+  echo "### GPU test: the direct path through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 60 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_direct_is_right 2>&1 | grep -E "^test |test result|wrong|direct_|panicked|note:|rror" |
+    tee "$OUT/tests-t.log"
+  echo "### cuDNN through PyTorch (TF32 off): VGG16 conv1_1; copy (read + write) and write bandwidth"
+  NVIDIA_TF32_OVERRIDE=0 timeout 50 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill |
+    tee "$OUT/cudnn-t.tsv"
+  profile_config gemm "ALGO=0,$C7"
+  mkdir -p "$OUT/rec"
+  echo "### VGG16 conv1_1, the direct path alone: 1500 evaluations or 170 s, the tuned one validated"
+  timeout 240 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --pin ALGO=1 \
+    --evals 1500 --seconds 170 --validate best 2>&1 | tee "$OUT/vgg16-t.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv|start)"
+  cp target/tune/cuda/dnn_conv-*.jsonl "$OUT/rec/direct-t.jsonl"
+  python3 bench/beast/param_wins.py "$OUT/rec/direct-t.jsonl" > "$OUT/wins-t.log" 2>&1
+  grep -E "(DPX|DQK|DWX|DWY|DWK|DWMEM|DXMEM|DROWS|UNR|STCS|MINB)\s" "$OUT/wins-t.log"
+  echo "### VGG16 conv1_1, the implicit GEMM alone: 120 evaluations or 40 s, session 8's winner first"
+  timeout 100 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --pin ALGO=0 \
+    --evals 120 --seconds 40 --validate best --start "$C7" 2>&1 | tee "$OUT/vgg16-t-gemm.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|validat|Error|error|start)"
+  cp target/tune/cuda/dnn_conv-*.jsonl "$OUT/rec/gemm-t.jsonl"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-t.log" "$OUT/vgg16-t-gemm.log" "$OUT/cudnn-t.tsv" 2>&1 | tee "$OUT/table-t.md"
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-t.log"
+  best=$(grep -m1 '^best:' "$OUT/vgg16-t.log" | sed 's/^best: *//; s/ /,/g')
+  if [ -n "$best" ] && [ $(( $(date +%s) - t0 )) -lt 470 ]; then
+    profile_config direct "$best"
+  fi
+  kill $smi
+  # At most 8 files come back: the logs and records in one, the profiles in another.
+  (cd "$OUT" && tar czf logs-t.tgz gpu-t.log clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log \
+    vgg16-t-gemm.log wins-t.log rec && tar czf profile-t.tgz prof &&
+    rm -rf prof rec clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log vgg16-t-gemm.log wins-t.log)
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

@@ -87,6 +87,9 @@ pub struct Args {
     /// Configurations measured first on every layer whose space has them (`--start
     /// BM=64,BN=64,...`, repeatable): a previous run's winners, confirmed.
     pub starts: Vec<Named<Value>>,
+    /// Parameters held at one value each (`--pin ALGO=1`): the space searched is the part
+    /// of each layer's that has them (a path alone, say).
+    pub pins: Vec<(String, usize)>,
 }
 
 impl Args {
@@ -106,6 +109,7 @@ impl Args {
             backward_filter: false,
             validate_best: false,
             starts: Vec::new(),
+            pins: Vec::new(),
         };
         let mut it = args.iter();
         while let Some(a) = it.next() {
@@ -143,6 +147,7 @@ impl Args {
                     }
                 }
                 "--start" => out.starts.push(parse_config(a, &value()?)?),
+                "--pin" => out.pins.extend(parse_pins(a, &value()?)?),
                 "--validate" => {
                     out.validate_best = match value()?.as_str() {
                         "every" => false,
@@ -253,9 +258,25 @@ impl Args {
                 true => Pass::BackwardFilter,
                 false => Pass::Forward,
             },
+            pins: self.pins.clone(),
             ..DnnConv::new(layer)
         }
     }
+}
+
+/// `--pin`'s pairs, each value a count (no parameter takes a negative one).
+fn parse_pins(option: &str, text: &str) -> Result<Vec<(String, usize)>> {
+    parse_config(option, text)?
+        .0
+        .into_iter()
+        .map(|(name, v)| match v {
+            Value::Int(i) if i >= 0 => Ok((name, i as usize)),
+            other => Err(arg_error(
+                option,
+                format!("takes counts, not {other:?} for {name}"),
+            )),
+        })
+        .collect()
 }
 
 /// A configuration written `NAME=integer,NAME=integer,...` (as the `best:` lines print it).

@@ -21,7 +21,9 @@
 //   DXMEM  the input: 0 from global memory (L1/L2), each element checked against the
 //          image; 1 a halo tile ([C][XROWS][XLD], zero outside the image) staged in local
 //          memory per row block, read as float4 without checks
-//   DROWS  row blocks of DWY output rows per work-group (the weights staged once for all)
+//   DROWS  row blocks of DWY output rows per work-group (the weights staged once for all;
+//          with the halo tile, the next block's is loaded into registers while this one is
+//          multiplied: session 8's staged each block after a barrier, its loads unhidden)
 //   UNR    1: the channel loop unrolled too (R and S always are); 0: rolled (less code)
 //   STCS   (CUDA) the output stored with the streaming hint
 // Launch: 1-D, NT = DWX*DWY*DWK work-items, NB * DTP * DTQ * (KO/DBM) work-groups; local
@@ -46,6 +48,8 @@
 #define XLD (XLD0 % 32 == 0 ? XLD0 + 4 : XLD0)
 #define WFLOATS (DWMEM == 0 ? CRS * DBM : 0)
 #define XFLOATS (DXMEM == 1 ? C * XROWS * XLD : 0)
+#define XN (C * XROWS * XW)                      // halo tile elements loaded per row block
+#define XPER ((XN + NT - 1) / NT)                // of them per work-item
 
 #if UNR
 #define C_UNROLL PRAGMA(unroll)
@@ -105,28 +109,44 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     LOCAL_PTR xt = smem + WFLOATS;
 #endif
 
+    // Row blocks, the next one's halo tile loaded into registers (XPER per work-item) while
+    // this one is multiplied, so that only the first block's loads wait; rb = -1 loads it.
+#if DXMEM == 1
+    float xpre[XPER];
+    const int w0 = q0 * SV - PW;
+    for (int rb = -1; rb < DROWS; ++rb) {
+        const int p0 = (tp * DROWS + rb) * DWY;
+        if (rb >= 0) {
+            if (p0 >= P) break;  // the same for the whole work-group
+            SYNC();  // the previous block's reads (and the weights' staging) done
+            PRAGMA(unroll)
+            for (int u = 0; u < XPER; ++u) {
+                const int i = tid + u * NT;
+                if (XN % NT == 0 || i < XN) xt[(i / XW) * XLD + i % XW] = xpre[u];
+            }
+            SYNC();
+        }
+        const int pn = p0 + DWY;
+        if (rb + 1 < DROWS && pn < P) {
+            const int h0 = pn * SU - PH;
+            PRAGMA(unroll)
+            for (int u = 0; u < XPER; ++u) {
+                const int i = tid + u * NT;
+                const int cr = i / XW;  // c * XROWS + row
+                const int h = h0 + cr % XROWS;
+                const int w = w0 + i % XW;
+                const int inside = (XN % NT == 0 || i < XN) && (unsigned)h < (unsigned)H &&
+                                   (unsigned)w < (unsigned)W;
+                xpre[u] = inside ? LDG(img + ((cr / XROWS) * H + h) * W + w) : 0.0f;
+            }
+        }
+        if (rb < 0) continue;
+#else
     for (int rb = 0; rb < DROWS; ++rb) {
         const int p0 = (tp * DROWS + rb) * DWY;
         if (p0 >= P) break;  // the same for the whole work-group
-        const int p = p0 + y;
-#if DXMEM == 1
-        // The input under the row block, zero outside the image, once for all its
-        // work-items (the previous block's reads done first).
-        SYNC();
-        {
-            const int h0 = p0 * SU - PH;
-            const int w0 = q0 * SV - PW;
-            for (int i = tid; i < C * XROWS * XW; i += NT) {
-                const int col = i % XW;
-                const int cr = i / XW;  // c * XROWS + row
-                const int h = h0 + cr % XROWS;
-                const int w = w0 + col;
-                const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;
-                xt[cr * XLD + col] = inside ? LDG(img + ((cr / XROWS) * H + h) * W + w) : 0.0f;
-            }
-        }
-        SYNC();
 #endif
+        const int p = p0 + y;
         if (p < P) {
             float acc[DQK][DPX];
             PRAGMA(unroll)

@@ -662,3 +662,31 @@ fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
     // Where it is not offered, a direct configuration is not in the space.
     assert!(common::cases::dnn_conv::direct_config(&l2, &[("DPX", 8)]).is_none());
 }
+
+/// `--pin ALGO=1` searches the direct path alone: every configuration of the pinned space
+/// is a direct one, each also in the whole space; a pin of an unknown parameter or of a
+/// value outside its set is an error, not an empty space.
+#[test]
+fn dnn_conv_pinned_space_is_the_part_that_has_the_pins() {
+    use common::cases::dnn_conv::{slot, space, space_pinned, Levels, Pass, VGG16};
+    let t = h100();
+    let conv = VGG16[0];
+    let pin = |name: &str, v: usize| vec![(name.to_string(), v)];
+    let whole = space(&conv, &t, Levels::Hardware).unwrap();
+    let direct = space_pinned(&conv, &t, Levels::Hardware, Pass::Forward, &pin("ALGO", 1)).unwrap();
+    assert_eq!(direct.params()[slot::ALGO].domain_len(), 1);
+    let mut n = 0;
+    for c in spread(&direct, 2_000) {
+        assert_eq!(c.get::<usize>(slot::ALGO), 1);
+        assert!(
+            whole.config_from_values(direct.values(&c)).is_ok(),
+            "{}",
+            direct.describe(&c)
+        );
+        n += 1;
+    }
+    assert!(n > 100, "{n}");
+    for bad in [pin("NOPE", 1), pin("ALGO", 2)] {
+        assert!(space_pinned(&conv, &t, Levels::Hardware, Pass::Forward, &bad).is_err());
+    }
+}
