@@ -498,6 +498,7 @@ profile_config() {
     > "$OUT/prof/conv1_1-$tag-run.log" 2>&1
   tail -3 "$OUT/prof/conv1_1-$tag-run.log"
   $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page details --print-details all > "$OUT/prof/conv1_1-$tag-details.txt" 2>&1
+  $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page raw --csv > "$OUT/prof/conv1_1-$tag-raw.csv" 2>&1 || true
   $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page source --csv --print-source sass > "$OUT/prof/conv1_1-$tag-sass.csv" 2>&1 || true
   grep -E "Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Executed Ipc|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Block Limit|Stall|Selected|L1/TEX Hit|L2 Hit|Shared Memory|Bank" \
     "$OUT/prof/conv1_1-$tag-details.txt" | head -60
@@ -581,7 +582,7 @@ fi
 # tuned alone (`--pin ALGO=1`, 170 s, its starts first), the implicit GEMM alone with
 # session 8's winner C7 first (40 s: C7 re-measured on this GPU), the WINS lines, then
 # Nsight Compute on C7 (before the tuning) and on the direct path's winner; the SM clock sampled every second
-# throughout (clocks-t.log).
+# throughout (clocks-t.log); last, tiles_diag.py (the KORDER 1 / TILES 2 wrong result).
 if wants t; then
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv | tee "$OUT/gpu-t.log"
   nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -l 1 > "$OUT/clocks-t.log" 2>&1 &
@@ -614,9 +615,11 @@ if wants t; then
     profile_config direct "$best"
   fi
   kill $smi
+  echo "### KORDER 1 with TILES 2 through NVRTC, per output tile (benches/gpu/tiles_diag.py)"
+  timeout 60 python3 benches/gpu/tiles_diag.py 2>&1 | tee "$OUT/diag-t.log"
   # At most 8 files come back: the logs and records in one, the profiles in another.
   (cd "$OUT" && tar czf logs-t.tgz gpu-t.log clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log \
-    vgg16-t-gemm.log wins-t.log rec && tar czf profile-t.tgz prof &&
+    vgg16-t-gemm.log wins-t.log diag-t.log rec && tar czf profile-t.tgz --exclude='*.ncu-rep' prof &&
     rm -rf prof rec clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log vgg16-t-gemm.log wins-t.log)
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
