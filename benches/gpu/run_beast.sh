@@ -622,5 +622,54 @@ if wants t; then
     vgg16-t-gemm.log wins-t.log diag-t.log rec && tar czf profile-t.tgz --exclude='*.ncu-rep' prof &&
     rm -rf prof rec clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log vgg16-t-gemm.log wins-t.log)
 fi
+# Session 9, second call `u` (about 8 minutes): VGG16 conv1_1 tuned with both paths (W9,
+# call t's direct winner, and C7 first), its winner re-measured in 3 more processes of 5
+# rounds each (pinned), cuDNN's conv1_1, AlexNet L1 and VGG16 conv1_2 and the bandwidths in
+# the same call; session 8's winners of AlexNet L1 and VGG16 conv1_2 re-measured (pinned,
+# validated: no kernel change of theirs), then Nsight Compute on conv1_1's winner.
+if wants u; then
+  N8=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=0,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,TILES=1,KEXACT=1,STCS=0,MINB=2
+  C12=BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=1,VA=4,VB=1,I32=1,PRE=0,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=1,KEXACT=0,STCS=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv | tee "$OUT/gpu-u.log"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -l 1 > "$OUT/clocks-u.log" 2>&1 &
+  smi=$!
+  echo "### GPU test: the direct path through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 60 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_direct_is_right 2>&1 | grep -E "^test |test result|wrong|direct_|panicked|note:|rror" |
+    tee "$OUT/tests-u.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1,conv1_2 alexnet:L1 copy fill |
+    tee "$OUT/cudnn-u.tsv"
+  mkdir -p "$OUT/rec"
+  echo "### VGG16 conv1_1, both paths: 1500 evaluations or 150 s, W9 and C7 first, the tuned one validated"
+  timeout 210 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 1500 \
+    --seconds 150 --validate best ${W9:+--start "$W9"} --start "ALGO=0,$C7" 2>&1 | tee "$OUT/vgg16-u.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|start)"
+  cp target/tune/cuda/dnn_conv-*.jsonl "$OUT/rec/conv1_1-u.jsonl"
+  python3 bench/beast/param_wins.py "$OUT/rec/conv1_1-u.jsonl" > "$OUT/wins-u.log" 2>&1
+  grep -E "(ALGO|DPX|DQK|DWX|DWY|DWK|DWMEM|DXMEM|DROWS|STCS|MINB)\s" "$OUT/wins-u.log"
+  best=$(grep -m1 '^best:' "$OUT/vgg16-u.log" | sed 's/^best: *//; s/ /,/g')
+  for i in 1 2 3; do
+    echo "### conv1_1's winner re-measured, process $i (pinned, 5 rounds)"
+    [ -n "$best" ] && timeout 60 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 \
+      --evals 1 --pin "$best" 2>&1 | tee -a "$OUT/remeasure-u.log" | grep -E "^(re-measured|time)"
+  done
+  echo "### session 8's winners of AlexNet L1 and VGG16 conv1_2 re-measured (pinned, validated)"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 1 \
+    --pin "ALGO=0,$N8" 2>&1 | tee "$OUT/alexnet-u-l1.log" |
+    grep -E "^(layer|space|best|time|re-measured|LAYER|validat|Error|error)"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_2 --evals 1 \
+    --validate best --pin "ALGO=0,$C12" 2>&1 | tee "$OUT/vgg16-u-c12.log" |
+    grep -E "^(layer|space|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-u.log" "$OUT/vgg16-u-c12.log" \
+    "$OUT/alexnet-u-l1.log" "$OUT/cudnn-u.tsv" 2>&1 | tee "$OUT/table-u.md"
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-u.log"
+  if [ -n "$best" ] && [ $(( $(date +%s) - t0 )) -lt 470 ]; then profile_config final "$best"; fi
+  kill $smi
+  (cd "$OUT" && tar czf logs-u.tgz gpu-u.log clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log \
+    wins-u.log remeasure-u.log alexnet-u-l1.log vgg16-u-c12.log rec &&
+    { [ -d prof ] && tar czf profile-u.tgz --exclude='*.ncu-rep' prof; true; } &&
+    rm -rf prof rec clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log wins-u.log remeasure-u.log \
+      alexnet-u-l1.log vgg16-u-c12.log)
+fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null
