@@ -622,12 +622,18 @@ if wants t; then
     vgg16-t-gemm.log wins-t.log diag-t.log rec && tar czf profile-t.tgz --exclude='*.ncu-rep' prof &&
     rm -rf prof rec clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log vgg16-t-gemm.log wins-t.log)
 fi
-# Session 9, second call `u` (about 8 minutes): VGG16 conv1_1 tuned with both paths (W9,
-# call t's direct winner, and C7 first), its winner re-measured in 3 more processes of 5
+# Session 9, second call `u` (about 7 minutes): VGG16 conv1_1 tuned on the direct path
+# (call t's best path on the H100; W9, call t's direct winner, first), the implicit GEMM's
+# best of call t (G9) re-measured beside it, the direct winner re-measured in 3 more processes of 5
 # rounds each (pinned), cuDNN's conv1_1, AlexNet L1 and VGG16 conv1_2 and the bandwidths in
 # the same call; session 8's winners of AlexNet L1 and VGG16 conv1_2 re-measured (pinned,
-# validated: no kernel change of theirs), then Nsight Compute on conv1_1's winner.
+# validated: no kernel change of theirs), Nsight Compute on conv1_1's winner, and
+# tiles_diag.py again (call t's ran every variant with the first one's module).
 if wants u; then
+  # Call t's direct winner on the H100 (678.9 us), in the space of this commit.
+  W9=${W9:-ALGO=1,BM=16,BN=16,BK=4,MDIM=2,NDIM=2,VS=1,DB=0,PADA=0,PADB=0,UNR=1,FLAYOUT=0,KORDER=0,VA=1,VB=1,I32=0,PRE=0,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=1,KEXACT=0,STCS=0,DPX=4,DQK=8,DWX=8,DWY=2,DWK=4,DWMEM=0,DXMEM=1,DROWS=4,MINB=1}
+  # Call t's GEMM winner on the H100 (683.5 us: C7 with TILES 4).
+  G9=ALGO=0,BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=1,TILES=4,KEXACT=1,STCS=0,MINB=2
   N8=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=0,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,TILES=1,KEXACT=1,STCS=0,MINB=2
   C12=BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=1,VA=4,VB=1,I32=1,PRE=0,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=1,KEXACT=0,STCS=0,MINB=2
   nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv | tee "$OUT/gpu-u.log"
@@ -640,13 +646,22 @@ if wants u; then
   NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1,conv1_2 alexnet:L1 copy fill |
     tee "$OUT/cudnn-u.tsv"
   mkdir -p "$OUT/rec"
-  echo "### VGG16 conv1_1, both paths: 1500 evaluations or 150 s, W9 and C7 first, the tuned one validated"
-  timeout 210 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 1500 \
-    --seconds 150 --validate best ${W9:+--start "$W9"} --start "ALGO=0,$C7" 2>&1 | tee "$OUT/vgg16-u.log" |
+  echo "### VGG16 conv1_1, the direct path (call t's best path on the H100): 1500 evaluations or 140 s, W9 first"
+  timeout 200 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --pin ALGO=1 \
+    --evals 1500 --seconds 140 --validate best --start "$W9" 2>&1 | tee "$OUT/vgg16-u.log" |
     grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|start)"
   cp target/tune/cuda/dnn_conv-*.jsonl "$OUT/rec/conv1_1-u.jsonl"
   python3 bench/beast/param_wins.py "$OUT/rec/conv1_1-u.jsonl" > "$OUT/wins-u.log" 2>&1
-  grep -E "(ALGO|DPX|DQK|DWX|DWY|DWK|DWMEM|DXMEM|DROWS|STCS|MINB)\s" "$OUT/wins-u.log"
+  grep -E "(DPX|DQK|DWX|DWY|DWK|DWMEM|DXMEM|DROWS|STCS|MINB|UNR)\s" "$OUT/wins-u.log"
+  echo "### VGG16 conv1_1, the implicit GEMM's best of call t (pinned), re-measured and validated"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 1 \
+    --validate best --pin "$G9" 2>&1 | tee "$OUT/vgg16-u-gemm.log" |
+    grep -E "^(space|best|time|re-measured|validat|Error|error)"
+  if [ -x "$B/dnn_conv_t" ]; then
+    echo "### W9 with call t's kernel (binary of call t: the weights staged before the first row block's loads)"
+    timeout 60 bash $R "$B/dnn_conv_t" --backend cuda --net vgg16 --layers conv1_1 --evals 1 \
+      --pin "$W9" 2>&1 | tee "$OUT/vgg16-u-before.log" | grep -E "^(re-measured|time|validat)"
+  fi
   best=$(grep -m1 '^best:' "$OUT/vgg16-u.log" | sed 's/^best: *//; s/ /,/g')
   for i in 1 2 3; do
     echo "### conv1_1's winner re-measured, process $i (pinned, 5 rounds)"
@@ -662,14 +677,17 @@ if wants u; then
     grep -E "^(layer|space|best|time|re-measured|LAYER|validat|Error|error)"
   python3 benches/gpu/beast_table.py "$OUT/vgg16-u.log" "$OUT/vgg16-u-c12.log" \
     "$OUT/alexnet-u-l1.log" "$OUT/cudnn-u.tsv" 2>&1 | tee "$OUT/table-u.md"
+  grep -E "^LAYER" "$OUT/vgg16-u-gemm.log" | sed 's/^/GEMM /' | tee -a "$OUT/table-u.md"
   nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-u.log"
-  if [ -n "$best" ] && [ $(( $(date +%s) - t0 )) -lt 470 ]; then profile_config final "$best"; fi
+  if [ -n "$best" ] && [ $(( $(date +%s) - t0 )) -lt 450 ]; then profile_config final "$best"; fi
   kill $smi
+  echo "### KORDER 1 with TILES 2 through NVRTC, per output tile (benches/gpu/tiles_diag.py)"
+  timeout 45 python3 benches/gpu/tiles_diag.py 2>&1 | tee "$OUT/diag-u.log"
   (cd "$OUT" && tar czf logs-u.tgz gpu-u.log clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log \
-    wins-u.log remeasure-u.log alexnet-u-l1.log vgg16-u-c12.log rec &&
+    vgg16-u-gemm.log vgg16-u-before.log wins-u.log remeasure-u.log alexnet-u-l1.log vgg16-u-c12.log diag-u.log rec &&
     { [ -d prof ] && tar czf profile-u.tgz --exclude='*.ncu-rep' prof; true; } &&
-    rm -rf prof rec clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log wins-u.log remeasure-u.log \
-      alexnet-u-l1.log vgg16-u-c12.log)
+    rm -rf prof rec clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log vgg16-u-gemm.log vgg16-u-before.log wins-u.log \
+      remeasure-u.log alexnet-u-l1.log vgg16-u-c12.log)
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

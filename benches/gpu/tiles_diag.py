@@ -27,6 +27,9 @@ CONFIG = dict(ALGO=0, BM=16, BN=32, BK=4, MDIM=4, NDIM=8, VS=1, DB=1, PADA=0, PA
               DWMEM=0, DXMEM=0, DROWS=1, MINB=1)
 
 
+RUNS = []
+
+
 def nvrtc_module():
     try:
         from cupy_backends.cuda.libs import nvrtc
@@ -95,7 +98,10 @@ def run(cp, variant, config, arch, extra=(), plain_loads=False):
     except RuntimeError as e:
         print(f"DIAG\t{variant}\tcompile failed: {str(e)[:300]}")
         return
-    path = f"/tmp/tiles_diag_{os.getpid()}.cubin"
+    # A path of its own per variant: CuPy keeps a module loaded from a path (call t on the
+    # H100 ran the first variant's kernel for every later one).
+    path = f"/tmp/tiles_diag_{os.getpid()}_{len(RUNS)}.cubin"
+    RUNS.append(variant)
     open(path, "wb").write(cubin if isinstance(cubin, bytes) else cubin.encode("latin-1"))
     mod = cp.RawModule(path=path)
     kern = mod.get_function("dnn_conv")
