@@ -689,5 +689,17 @@ if wants u; then
     rm -rf prof rec clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log vgg16-u-gemm.log vgg16-u-before.log wins-u.log \
       remeasure-u.log alexnet-u-l1.log vgg16-u-c12.log)
 fi
+# Session 9, third call `v` (about 1 minute): the fix of channels innermost with several
+# pixel tiles through NVRTC (the gather's plain loads, body.c's LDG_B; the fence lifted):
+# the GPU test of pixel tiles, and tiles_diag.py with the failure (__ldg) beside the fix.
+if wants v; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-v.log"
+  echo "### GPU test: pixel tiles through NVRTC, channels innermost included (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 90 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_pixel_tiles_are_right 2>&1 | grep -E "^test |test result|wrong|short_|panicked|note:|rror" |
+    tee "$OUT/tests-v.log"
+  echo "### tiles_diag.py"
+  timeout 60 python3 benches/gpu/tiles_diag.py 2>&1 | tee "$OUT/diag-v.log"
+fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

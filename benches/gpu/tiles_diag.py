@@ -5,7 +5,10 @@ space, unexplained): compiles kernels/dnn_conv/ as tune does (NVRTC, the device'
 layer (short_c4s1) with CuPy, and compares it with a float64 convolution on the host, per
 output tile: the relative error, and how many outputs are exactly zero. Then the same
 with one thing changed at a time (TILES 1, KORDER 0, DB 0, plain loads for __ldg, ptxas
--O0), so that the cause is narrowed on the GPU.
+-O0), so that the cause is narrowed on the GPU. Session 9's call u on an H100: wrong (0.69)
+with __ldg in the gather, right with plain loads or -G, wrong with ptxas -O0; since then
+body.c's gather uses plain loads with TILES over 1 (TILE_PLAIN_LOADS), and the second
+variant restores __ldg: the failure before the fix, beside the fixed kernel.
 
     python3 benches/gpu/tiles_diag.py        # one DIAG line per variant
 
@@ -136,7 +139,9 @@ def main():
     arch = f"sm_{cp.cuda.Device().compute_capability}"
     print(f"device {cp.cuda.runtime.getDeviceProperties(0)['name'].decode()} {arch}", flush=True)
     variants = [
-        ("as failed (TILES 2, KORDER 1)", {}, (), False),
+        ("TILES 2, KORDER 1 (the failing configuration)", {}, (), False),
+        ("the same, the gather's __ldg (TILE_PLAIN_LOADS 0: before the fix)",
+         {"TILE_PLAIN_LOADS": 0}, (), False),
         ("TILES 1", {"TILES": 1}, (), False),
         ("STCS 0", {"STCS": 0}, (), False),
         ("DB 0", {"DB": 0}, (), False),

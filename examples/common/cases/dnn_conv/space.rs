@@ -616,30 +616,23 @@ pub fn space_pinned(
         // At the software level only: a constraint reading TILES joins it to the tiles'
         // group of parameters, and the algorithm level's group (s1's 347 million
         // configurations) then grew past the builder's memory.
-        // And only in the filters' order: channels innermost with TILES over 1 gave wrong
-        // results through NVRTC on an H200 (4-channel layers, one gathered pixel per
-        // work-item in a row; right on PoCL and NVIDIA's OpenCL; not understood), and the
-        // layers TILES is for have 3 channels, where the filters' order is the only one.
+        // Channels innermost too since session 9 (sessions 7-8 left them out: wrong results
+        // through NVRTC, now traced to the gather's read-only loads; body.c's LDG_B).
         b = b
-            .constraint(
-                &gate(&[BN, KORDER, SPLITK, PATCH, OSTAGE, TILES]),
-                move |b| {
-                    skip(b) || {
-                        let tiles = b.get::<usize>(TILES);
-                        tiles == 1
-                            || (b.get::<usize>(KORDER) == 0
-                                && b.get::<usize>(PATCH) == 0
-                                && b.get::<usize>(OSTAGE) == 0
-                                && b.get::<usize>(SPLITK) == 1
-                                && (npq / b.get::<usize>(BN)) % tiles == 0)
-                    }
-                },
-            )
+            .constraint(&gate(&[BN, SPLITK, PATCH, OSTAGE, TILES]), move |b| {
+                skip(b) || {
+                    let tiles = b.get::<usize>(TILES);
+                    tiles == 1
+                        || (b.get::<usize>(PATCH) == 0
+                            && b.get::<usize>(OSTAGE) == 0
+                            && b.get::<usize>(SPLITK) == 1
+                            && (npq / b.get::<usize>(BN)) % tiles == 0)
+                }
+            })
             .label(
-                "software: several pixel tiles per work-group (TILES) only in the filters' order \
-                 (KORDER=0), unstaged (PATCH=0), unsplit (SPLITK=1), with the output from \
-                 registers (OSTAGE=0: its staging overwrites the offset table) and dividing the \
-                 pixel tiles",
+                "software: several pixel tiles per work-group (TILES) only unstaged (PATCH=0), \
+                 unsplit (SPLITK=1), with the output from registers (OSTAGE=0: its staging \
+                 overwrites the offset table) and dividing the pixel tiles",
             );
     }
     if language == Language::Cuda {
