@@ -16,6 +16,7 @@ Prints `DIAG<TAB>variant<TAB>rel error<TAB>per tile: error/zeros ...`.
 """
 import os
 import sys
+import tempfile
 
 import numpy as np
 
@@ -103,7 +104,7 @@ def run(cp, variant, config, arch, extra=(), plain_loads=False):
         return
     # A path of its own per variant: CuPy keeps a module loaded from a path (call t on the
     # H100 ran the first variant's kernel for every later one).
-    path = f"/tmp/tiles_diag_{os.getpid()}_{len(RUNS)}.cubin"
+    path = os.path.join(tempfile.gettempdir(), f"tiles_diag_{os.getpid()}_{len(RUNS)}.cubin")
     RUNS.append(variant)
     open(path, "wb").write(cubin if isinstance(cubin, bytes) else cubin.encode("latin-1"))
     mod = cp.RawModule(path=path)
