@@ -17,7 +17,9 @@
 //! stride-1 layers, as the forward pass over the output gradient with the filters flipped;
 //! printed as the network `NET-bwd-data`; `backward-filter`: `NET-bwd-filter`),
 //! `--validate every|best`, `--start BM=64,BN=64,...` (repeatable: measured first on every
-//! layer whose space has it, e.g. a previous run's winners). Each layer after the first
+//! layer whose space has it, e.g. a previous run's winners), `--pin NAME=V,...` (those
+//! parameters held at one value: `--pin ALGO=1` searches VGG16 conv1_1's direct path
+//! alone). Each layer after the first
 //! starts from the best of the layer before it, where that configuration is valid.
 
 // Built without a backend, the example only says so (see `common::cli::main`).

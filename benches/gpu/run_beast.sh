@@ -476,18 +476,29 @@ direct_conv1_1() {
 }
 # Nsight Compute on the winner of the log vgg16-TAG.log, one launch: `profile_winner TAG`.
 profile_winner() {
-  local tag=$1 best ncu
-  best=$(grep -m1 '^best:' "$OUT/vgg16-$tag.log" | sed 's/^best: *//; s/ /,/g')
+  local best
+  best=$(grep -m1 '^best:' "$OUT/vgg16-$1.log" | sed 's/^best: *//; s/ /,/g')
   [ -n "$best" ] || { echo "no winner to profile"; return; }
+  profile_config "$1" "$best"
+  (cd "$OUT" && tar czf "profile-$1.tgz" prof && rm -rf prof)
+}
+# Nsight Compute on one configuration of VGG16 conv1_1, one launch, into $OUT/prof:
+# `profile_config TAG CONFIG` (the details, the SASS page and its instruction mix). Every
+# parameter is pinned (a space of that configuration alone): with `--start` and one
+# evaluation, the search's first batch is compiled in parallel and the configuration
+# measured first, which ncu profiles, need not be the one asked for.
+profile_config() {
+  local tag=$1 best=$2 ncu
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
-  echo "### Nsight Compute: VGG16 conv1_1's winner ($best)"
+  echo "### Nsight Compute: VGG16 conv1_1, $tag ($best)"
   mkdir -p "$OUT/prof"
   timeout 110 bash $R $ncu --kernel-name dnn_conv --launch-count 1 --set full --import-source yes \
     --clock-control none -f -o "$OUT/prof/conv1_1-$tag" bash -c "cd $PWD && $B/dnn_conv --backend cuda \
-    --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --start $best" \
+    --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --pin $best" \
     > "$OUT/prof/conv1_1-$tag-run.log" 2>&1
   tail -3 "$OUT/prof/conv1_1-$tag-run.log"
   $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page details --print-details all > "$OUT/prof/conv1_1-$tag-details.txt" 2>&1
+  $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page raw --csv > "$OUT/prof/conv1_1-$tag-raw.csv" 2>&1 || true
   $ncu --import "$OUT/prof/conv1_1-$tag.ncu-rep" --page source --csv --print-source sass > "$OUT/prof/conv1_1-$tag-sass.csv" 2>&1 || true
   grep -E "Duration|DRAM Throughput|Memory Throughput|Issue Slots Busy|Executed Ipc|Registers Per Thread|Achieved Occupancy|Theoretical Occupancy|Warp Cycles Per Issued|Block Limit|Stall|Selected|L1/TEX Hit|L2 Hit|Shared Memory|Bank" \
     "$OUT/prof/conv1_1-$tag-details.txt" | head -60
@@ -518,7 +529,6 @@ print("SASS mix (executed warp instructions): total %.3g" % total)
 for op, n in mix.most_common(14):
     print("  %-8s %6.2f%%" % (op, 100 * n / total))
 PY
-  (cd "$OUT" && tar czf "profile-$tag.tgz" prof && rm -rf prof)
 }
 if wants r; then
   # Session 8, first call (about 5.5 minutes): the direct path on conv1_1.
@@ -565,6 +575,131 @@ if wants s; then
   (cd "$OUT" && tar czf logs-s.tgz gpu-s.log tests-s.log cudnn-s.tsv vgg16-s.log wins-s.log \
     table-s.md vgg16-s-c12.log alexnet-s-l1.log -C "$root" target/tune)
   if [ $(( $(date +%s) - t0 )) -lt 240 ]; then profile_winner s; fi
+fi
+# Session 9 (an H100): `t`, the first call (about 7 minutes): what limits conv1_1. The GPU
+# test of the direct path through NVRTC (its row blocks now load the next block's halo tile
+# while multiplying), cuDNN's conv1_1 and the copy and write bandwidths, the direct path
+# tuned alone (`--pin ALGO=1`, 170 s, its starts first), the implicit GEMM alone with
+# session 8's winner C7 first (40 s: C7 re-measured on this GPU), the WINS lines, then
+# Nsight Compute on C7 (before the tuning) and on the direct path's winner; the SM clock sampled every second
+# throughout (clocks-t.log); last, tiles_diag.py (the KORDER 1 / TILES 2 wrong result).
+if wants t; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv | tee "$OUT/gpu-t.log"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -l 1 > "$OUT/clocks-t.log" 2>&1 &
+  smi=$!
+  echo "### GPU test: the direct path through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 60 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_direct_is_right 2>&1 | grep -E "^test |test result|wrong|direct_|panicked|note:|rror" |
+    tee "$OUT/tests-t.log"
+  echo "### cuDNN through PyTorch (TF32 off): VGG16 conv1_1; copy (read + write) and write bandwidth"
+  NVIDIA_TF32_OVERRIDE=0 timeout 50 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1 copy fill |
+    tee "$OUT/cudnn-t.tsv"
+  profile_config gemm "ALGO=0,$C7"
+  mkdir -p "$OUT/rec"
+  echo "### VGG16 conv1_1, the direct path alone: 1500 evaluations or 170 s, the tuned one validated"
+  timeout 240 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --pin ALGO=1 \
+    --evals 1500 --seconds 170 --validate best 2>&1 | tee "$OUT/vgg16-t.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|dnn_conv|start)"
+  cp target/tune/cuda/dnn_conv-*.jsonl "$OUT/rec/direct-t.jsonl"
+  python3 bench/beast/param_wins.py "$OUT/rec/direct-t.jsonl" > "$OUT/wins-t.log" 2>&1
+  grep -E "(DPX|DQK|DWX|DWY|DWK|DWMEM|DXMEM|DROWS|UNR|STCS|MINB)\s" "$OUT/wins-t.log"
+  echo "### VGG16 conv1_1, the implicit GEMM alone: 120 evaluations or 40 s, session 8's winner first"
+  timeout 100 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --pin ALGO=0 \
+    --evals 120 --seconds 40 --validate best --start "$C7" 2>&1 | tee "$OUT/vgg16-t-gemm.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|validat|Error|error|start)"
+  cp target/tune/cuda/dnn_conv-*.jsonl "$OUT/rec/gemm-t.jsonl"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-t.log" "$OUT/vgg16-t-gemm.log" "$OUT/cudnn-t.tsv" 2>&1 | tee "$OUT/table-t.md"
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-t.log"
+  best=$(grep -m1 '^best:' "$OUT/vgg16-t.log" | sed 's/^best: *//; s/ /,/g')
+  if [ -n "$best" ] && [ $(( $(date +%s) - t0 )) -lt 470 ]; then
+    profile_config direct "$best"
+  fi
+  kill $smi
+  echo "### KORDER 1 with TILES 2 through NVRTC, per output tile (benches/gpu/tiles_diag.py)"
+  timeout 60 python3 benches/gpu/tiles_diag.py 2>&1 | tee "$OUT/diag-t.log"
+  # At most 8 files come back: the logs and records in one, the profiles in another.
+  (cd "$OUT" && tar czf logs-t.tgz gpu-t.log clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log \
+    vgg16-t-gemm.log wins-t.log diag-t.log rec && tar czf profile-t.tgz --exclude='*.ncu-rep' prof &&
+    rm -rf prof rec clocks-t.log tests-t.log cudnn-t.tsv vgg16-t.log vgg16-t-gemm.log wins-t.log)
+fi
+# Session 9, second call `u` (about 7 minutes): VGG16 conv1_1 tuned on the direct path
+# (call t's best path on the H100; W9, call t's direct winner, first), the implicit GEMM's
+# best of call t (G9) re-measured beside it, the direct winner re-measured in 3 more processes of 5
+# rounds each (pinned), cuDNN's conv1_1, AlexNet L1 and VGG16 conv1_2 and the bandwidths in
+# the same call; session 8's winners of AlexNet L1 and VGG16 conv1_2 re-measured (pinned,
+# validated: no kernel change of theirs), Nsight Compute on conv1_1's winner, and
+# tiles_diag.py again (call t's ran every variant with the first one's module).
+if wants u; then
+  # Call t's direct winner on the H100 (678.9 us), in the space of this commit.
+  W9=${W9:-ALGO=1,BM=16,BN=16,BK=4,MDIM=2,NDIM=2,VS=1,DB=0,PADA=0,PADB=0,UNR=1,FLAYOUT=0,KORDER=0,VA=1,VB=1,I32=0,PRE=0,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=1,KEXACT=0,STCS=0,DPX=4,DQK=8,DWX=8,DWY=2,DWK=4,DWMEM=0,DXMEM=1,DROWS=4,MINB=1}
+  # Call t's GEMM winner on the H100 (683.5 us: C7 with TILES 4).
+  G9=ALGO=0,BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=2,I32=1,PRE=1,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=1,TILES=4,KEXACT=1,STCS=0,MINB=2
+  N8=BM=64,BN=128,BK=8,MDIM=8,NDIM=16,VS=4,DB=0,PADA=0,PADB=4,UNR=1,FLAYOUT=1,KORDER=0,VA=4,VB=1,I32=1,PRE=1,SPLITK=1,LCOLS=16,PATCH=0,OSTAGE=1,MASK=1,TILES=1,KEXACT=1,STCS=0,MINB=2
+  C12=BM=64,BN=128,BK=16,MDIM=8,NDIM=16,VS=4,DB=1,PADA=4,PADB=0,UNR=1,FLAYOUT=1,KORDER=1,VA=4,VB=1,I32=1,PRE=0,SPLITK=1,LCOLS=0,PATCH=0,OSTAGE=0,MASK=0,TILES=1,KEXACT=0,STCS=0,MINB=2
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem,clocks.max.mem --format=csv | tee "$OUT/gpu-u.log"
+  nvidia-smi --query-gpu=timestamp,clocks.sm,clocks.mem,power.draw,temperature.gpu,utilization.gpu --format=csv -l 1 > "$OUT/clocks-u.log" 2>&1 &
+  smi=$!
+  echo "### GPU test: the direct path through NVRTC (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 60 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_direct_is_right 2>&1 | grep -E "^test |test result|wrong|direct_|panicked|note:|rror" |
+    tee "$OUT/tests-u.log"
+  NVIDIA_TF32_OVERRIDE=0 timeout 60 python3 benches/gpu/cudnn_conv.py vgg16:conv1_1,conv1_2 alexnet:L1 copy fill |
+    tee "$OUT/cudnn-u.tsv"
+  mkdir -p "$OUT/rec"
+  echo "### VGG16 conv1_1, the direct path (call t's best path on the H100): 1500 evaluations or 140 s, W9 first"
+  timeout 200 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --pin ALGO=1 \
+    --evals 1500 --seconds 140 --validate best --start "$W9" 2>&1 | tee "$OUT/vgg16-u.log" |
+    grep -E "^(layer|space|tuned|best|time|re-measured|LAYER|fp32|validat|Error|error|start)"
+  cp target/tune/cuda/dnn_conv-*.jsonl "$OUT/rec/conv1_1-u.jsonl"
+  python3 bench/beast/param_wins.py "$OUT/rec/conv1_1-u.jsonl" > "$OUT/wins-u.log" 2>&1
+  grep -E "(DPX|DQK|DWX|DWY|DWK|DWMEM|DXMEM|DROWS|STCS|MINB|UNR)\s" "$OUT/wins-u.log"
+  echo "### VGG16 conv1_1, the implicit GEMM's best of call t (pinned), re-measured and validated"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 --evals 1 \
+    --validate best --pin "$G9" 2>&1 | tee "$OUT/vgg16-u-gemm.log" |
+    grep -E "^(space|best|time|re-measured|validat|Error|error)"
+  if [ -x "$B/dnn_conv_t" ]; then
+    echo "### W9 with call t's kernel (binary of call t: the weights staged before the first row block's loads)"
+    timeout 60 bash $R "$B/dnn_conv_t" --backend cuda --net vgg16 --layers conv1_1 --evals 1 \
+      --pin "$W9" 2>&1 | tee "$OUT/vgg16-u-before.log" | grep -E "^(re-measured|time|validat)"
+  fi
+  best=$(grep -m1 '^best:' "$OUT/vgg16-u.log" | sed 's/^best: *//; s/ /,/g')
+  for i in 1 2 3; do
+    echo "### conv1_1's winner re-measured, process $i (pinned, 5 rounds)"
+    [ -n "$best" ] && timeout 60 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_1 \
+      --evals 1 --pin "$best" 2>&1 | tee -a "$OUT/remeasure-u.log" | grep -E "^(re-measured|time)"
+  done
+  echo "### session 8's winners of AlexNet L1 and VGG16 conv1_2 re-measured (pinned, validated)"
+  timeout 60 bash $R "$B/dnn_conv" --backend cuda --net alexnet --layers L1 --evals 1 \
+    --pin "ALGO=0,$N8" 2>&1 | tee "$OUT/alexnet-u-l1.log" |
+    grep -E "^(layer|space|best|time|re-measured|LAYER|validat|Error|error)"
+  timeout 80 bash $R "$B/dnn_conv" --backend cuda --net vgg16 --layers conv1_2 --evals 1 \
+    --validate best --pin "ALGO=0,$C12" 2>&1 | tee "$OUT/vgg16-u-c12.log" |
+    grep -E "^(layer|space|best|time|re-measured|LAYER|validat|Error|error)"
+  python3 benches/gpu/beast_table.py "$OUT/vgg16-u.log" "$OUT/vgg16-u-c12.log" \
+    "$OUT/alexnet-u-l1.log" "$OUT/cudnn-u.tsv" 2>&1 | tee "$OUT/table-u.md"
+  grep -E "^LAYER" "$OUT/vgg16-u-gemm.log" | sed 's/^/GEMM /' | tee -a "$OUT/table-u.md"
+  nvidia-smi --query-gpu=clocks.sm,clocks.mem --format=csv | tee -a "$OUT/gpu-u.log"
+  if [ -n "$best" ] && [ $(( $(date +%s) - t0 )) -lt 450 ]; then profile_config final "$best"; fi
+  kill $smi
+  echo "### KORDER 1 with TILES 2 through NVRTC, per output tile (benches/gpu/tiles_diag.py)"
+  timeout 45 python3 benches/gpu/tiles_diag.py 2>&1 | tee "$OUT/diag-u.log"
+  (cd "$OUT" && tar czf logs-u.tgz gpu-u.log clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log \
+    vgg16-u-gemm.log vgg16-u-before.log wins-u.log remeasure-u.log alexnet-u-l1.log vgg16-u-c12.log diag-u.log rec &&
+    { [ -d prof ] && tar czf profile-u.tgz --exclude='*.ncu-rep' prof; true; } &&
+    rm -rf prof rec clocks-u.log tests-u.log cudnn-u.tsv vgg16-u.log vgg16-u-gemm.log vgg16-u-before.log wins-u.log \
+      remeasure-u.log alexnet-u-l1.log vgg16-u-c12.log)
+fi
+# Session 9, third call `v` (about 1 minute): the fix of channels innermost with several
+# pixel tiles through NVRTC (the gather's plain loads, body.c's LDG_B; the fence lifted):
+# the GPU test of pixel tiles, and tiles_diag.py with the failure (__ldg) beside the fix.
+if wants v; then
+  nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,clocks.mem --format=csv | tee "$OUT/gpu-v.log"
+  echo "### GPU test: pixel tiles through NVRTC, channels innermost included (TUNE_REQUIRE_CUDA=1)"
+  [ -x "$B/cuda_test" ] && TUNE_REQUIRE_CUDA=1 timeout 90 bash $R "$B/cuda_test" --test-threads=1 \
+    dnn_conv_pixel_tiles_are_right 2>&1 | grep -E "^test |test result|wrong|short_|panicked|note:|rror" |
+    tee "$OUT/tests-v.log"
+  echo "### tiles_diag.py"
+  timeout 60 python3 benches/gpu/tiles_diag.py 2>&1 | tee "$OUT/diag-v.log"
 fi
 echo "### device-side wall time of this script: $(( $(date +%s) - t0 )) s"
 tar czf "$OUT/records-beast-$part.tgz" target/tune tuning 2>/dev/null

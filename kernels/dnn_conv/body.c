@@ -546,6 +546,20 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     }
 #else
 // One tap (r, s) per k step (BK divides C): the window is checked once per pixel.
+// With several pixel tiles per work-group, through NVRTC (CUDA 13, sm_90) the read-only
+// loads (__ldg) of this gather gave wrong results on every tile of a 4-channel layer (32
+// work-items, k steps of 4: relative error 0.69; benches/gpu/tiles_diag.py, call u of
+// session 9 on an H100): plain loads were right, and so was the same kernel compiled with
+// -G, while ptxas -O0 kept the error, so it comes from NVRTC's optimizer, not ptxas; not
+// understood further. Plain loads there (TILE_PLAIN_LOADS 0 restores __ldg, for the diag).
+#ifndef TILE_PLAIN_LOADS
+#define TILE_PLAIN_LOADS (TILES > 1)
+#endif
+#if TILE_PLAIN_LOADS
+#define LDG_B(p) (*(p))
+#else
+#define LDG_B(p) LDG(p)
+#endif
 #define LOAD_B(k0)                                                                      \
     {                                                                                   \
         const int tap = (k0) / C;                                                       \
@@ -558,7 +572,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
             const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;  \
             IN_PTR at = in + pix_base[x] + (IDX)c0 * H * W + r * W + s;                 \
             PRAGMA(unroll) for (int l = 0; l < LBK; ++l)                                \
-                rb[l * NPX + x] = inside ? LDG(at + (IDX)(l * BROWS) * H * W) : 0.0f;   \
+                rb[l * NPX + x] = inside ? LDG_B(at + (IDX)(l * BROWS) * H * W) : 0.0f; \
         }                                                                               \
     }
 #endif

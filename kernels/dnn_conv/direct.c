@@ -21,7 +21,9 @@
 //   DXMEM  the input: 0 from global memory (L1/L2), each element checked against the
 //          image; 1 a halo tile ([C][XROWS][XLD], zero outside the image) staged in local
 //          memory per row block, read as float4 without checks
-//   DROWS  row blocks of DWY output rows per work-group (the weights staged once for all)
+//   DROWS  row blocks of DWY output rows per work-group (the weights staged once for all;
+//          with the halo tile, the next block's is loaded into registers while this one is
+//          multiplied: session 8's staged each block after a barrier, its loads unhidden)
 //   UNR    1: the channel loop unrolled too (R and S always are); 0: rolled (less code)
 //   STCS   (CUDA) the output stored with the streaming hint
 // Launch: 1-D, NT = DWX*DWY*DWK work-items, NB * DTP * DTQ * (KO/DBM) work-groups; local
@@ -46,6 +48,10 @@
 #define XLD (XLD0 % 32 == 0 ? XLD0 + 4 : XLD0)
 #define WFLOATS (DWMEM == 0 ? CRS * DBM : 0)
 #define XFLOATS (DXMEM == 1 ? C * XROWS * XLD : 0)
+#define WN (CRS * DBM)                           // weights staged per work-group
+#define WPER ((WN + NT - 1) / NT)                // of them per work-item
+#define XN (C * XROWS * XW)                      // halo tile elements loaded per row block
+#define XPER ((XN + NT - 1) / NT)                // of them per work-item
 
 #if UNR
 #define C_UNROLL PRAGMA(unroll)
@@ -88,16 +94,39 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     OUT_PTR obase = out + (n * KO + bm + kg * DQK) * (long)PQ;
 
 #if DWMEM == 0
-    // The work-group's weights, [C*R*S][DBM]: read once, every row block reuses them.
+    // The work-group's weights, [C*R*S][DBM]: read once, every row block reuses them. All of
+    // a work-item's WPER loads are issued before any is stored (one memory latency, not one
+    // per few loads: call t's profile on the H100 had 23% of the stall samples here, each
+    // store waiting on its load), and with the halo tile they are stored only after the
+    // first row block's loads are issued too (rb = -1 below).
+    // More than 32 a work-item (small work-groups, long reductions): loaded and stored in
+    // turn, as before.
     LOCAL_PTR wl = smem;
-    for (int i = tid; i < CRS * DBM; i += NT)
+#if WPER <= 32
+    float wpre[WPER];
+    PRAGMA(unroll)
+    for (int u = 0; u < WPER; ++u) {
+        const int i = tid + u * NT;
+        wpre[u] = WN % NT == 0 || i < WN ? LDG(filter_crsk + (i / DBM) * KO + bm + i % DBM) : 0.0f;
+    }
+#define WPUT()                                                                          \
+    PRAGMA(unroll) for (int u = 0; u < WPER; ++u) {                                     \
+        const int i = tid + u * NT;                                                     \
+        if (WN % NT == 0 || i < WN) wl[i] = wpre[u];                                    \
+    }
+#else
+    for (int i = tid; i < WN; i += NT)
         wl[i] = LDG(filter_crsk + (i / DBM) * KO + bm + i % DBM);
+#define WPUT()
+#endif
     LOCAL_PTR wk = wl + kg * DQK;
 #define WROW(crs) (wk + (crs) * DBM)
 #if DXMEM == 0
+    WPUT()
     SYNC();
 #endif
 #else
+#define WPUT()
     IN_PTR wk = filter_crsk + bm + kg * DQK;
 #define WROW(crs) (wk + (crs) * KO)
 #endif
@@ -105,28 +134,47 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     LOCAL_PTR xt = smem + WFLOATS;
 #endif
 
+    // Row blocks, the next one's halo tile loaded into registers (XPER per work-item) while
+    // this one is multiplied, so that only the first block's loads wait; rb = -1 loads it.
+#if DXMEM == 1
+    float xpre[XPER];
+    const int w0 = q0 * SV - PW;
+    for (int rb = -1; rb < DROWS; ++rb) {
+        const int p0 = (tp * DROWS + rb) * DWY;
+        if (rb >= 0) {
+            if (p0 >= P) break;  // the same for the whole work-group
+            SYNC();  // the previous block's reads (and the weights' staging) done
+            PRAGMA(unroll)
+            for (int u = 0; u < XPER; ++u) {
+                const int i = tid + u * NT;
+                if (XN % NT == 0 || i < XN) xt[(i / XW) * XLD + i % XW] = xpre[u];
+            }
+            SYNC();
+        }
+        const int pn = p0 + DWY;
+        if (rb + 1 < DROWS && pn < P) {
+            const int h0 = pn * SU - PH;
+            PRAGMA(unroll)
+            for (int u = 0; u < XPER; ++u) {
+                const int i = tid + u * NT;
+                const int cr = i / XW;  // c * XROWS + row
+                const int h = h0 + cr % XROWS;
+                const int w = w0 + i % XW;
+                const int inside = (XN % NT == 0 || i < XN) && (unsigned)h < (unsigned)H &&
+                                   (unsigned)w < (unsigned)W;
+                xpre[u] = inside ? LDG(img + ((cr / XROWS) * H + h) * W + w) : 0.0f;
+            }
+        }
+        if (rb < 0) {
+            WPUT()  // the weights' loads are older than the first block's: stored first
+            continue;
+        }
+#else
     for (int rb = 0; rb < DROWS; ++rb) {
         const int p0 = (tp * DROWS + rb) * DWY;
         if (p0 >= P) break;  // the same for the whole work-group
-        const int p = p0 + y;
-#if DXMEM == 1
-        // The input under the row block, zero outside the image, once for all its
-        // work-items (the previous block's reads done first).
-        SYNC();
-        {
-            const int h0 = p0 * SU - PH;
-            const int w0 = q0 * SV - PW;
-            for (int i = tid; i < C * XROWS * XW; i += NT) {
-                const int col = i % XW;
-                const int cr = i / XW;  // c * XROWS + row
-                const int h = h0 + cr % XROWS;
-                const int w = w0 + col;
-                const int inside = (unsigned)h < (unsigned)H && (unsigned)w < (unsigned)W;
-                xt[cr * XLD + col] = inside ? LDG(img + ((cr / XROWS) * H + h) * W + w) : 0.0f;
-            }
-        }
-        SYNC();
 #endif
+        const int p = p0 + y;
         if (p < P) {
             float acc[DQK][DPX];
             PRAGMA(unroll)
@@ -203,5 +251,6 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
     }
 }
 #undef WROW
+#undef WPUT
 #undef QUAD
 #endif  // ALGO == 1

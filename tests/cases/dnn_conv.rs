@@ -526,7 +526,7 @@ fn dnn_conv_short_reductions_have_pixel_tiles_and_masks_on_both_backends() {
     // conv1_1 against conv1_2 (64 channels): PATCH 5 x OSTAGE 2 x MASK 2 x TILES 5 x
     // KEXACT 2 (x STCS 2 on CUDA), and the direct path's parameters (a reduction of 27).
     let ratio = |lang, a: &Layer, b: &Layer| cartesian(lang, a) / cartesian(lang, b);
-    let direct = 2 * 3 * 4 * 6 * 6 * 4 * 2 * 2 * 4;
+    let direct = 2 * 3 * 4 * 6 * 6 * 4 * 2 * 2 * 5;
     assert_eq!(
         ratio(cuda, &VGG16[0], &VGG16[1]),
         5 * 2 * 2 * 5 * 2 * 2 * direct
@@ -661,4 +661,32 @@ fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
     assert!(starts.iter().any(|c| c.get::<usize>(slot::ALGO) == 0));
     // Where it is not offered, a direct configuration is not in the space.
     assert!(common::cases::dnn_conv::direct_config(&l2, &[("DPX", 8)]).is_none());
+}
+
+/// `--pin ALGO=1` searches the direct path alone: every configuration of the pinned space
+/// is a direct one, each also in the whole space; a pin of an unknown parameter or of a
+/// value outside its set is an error, not an empty space.
+#[test]
+fn dnn_conv_pinned_space_is_the_part_that_has_the_pins() {
+    use common::cases::dnn_conv::{slot, space, space_pinned, Levels, Pass, VGG16};
+    let t = h100();
+    let conv = VGG16[0];
+    let pin = |name: &str, v: usize| vec![(name.to_string(), v)];
+    let whole = space(&conv, &t, Levels::Hardware).unwrap();
+    let direct = space_pinned(&conv, &t, Levels::Hardware, Pass::Forward, &pin("ALGO", 1)).unwrap();
+    assert_eq!(direct.params()[slot::ALGO].domain_len(), 1);
+    let mut n = 0;
+    for c in spread(&direct, 2_000) {
+        assert_eq!(c.get::<usize>(slot::ALGO), 1);
+        assert!(
+            whole.config_from_values(direct.values(&c)).is_ok(),
+            "{}",
+            direct.describe(&c)
+        );
+        n += 1;
+    }
+    assert!(n > 100, "{n}");
+    for bad in [pin("NOPE", 1), pin("ALGO", 2)] {
+        assert!(space_pinned(&conv, &t, Levels::Hardware, Pass::Forward, &bad).is_err());
+    }
 }

@@ -37,8 +37,9 @@ pub(super) fn direct_domains(offered: bool) -> Vec<(&'static str, Vec<usize>)> {
         ("DWMEM", vec![0, 1]),
         // Input from global memory (0) or a halo tile in local memory (1).
         ("DXMEM", vec![0, 1]),
-        // Row blocks per work-group.
-        ("DROWS", vec![1, 2, 4, 8]),
+        // Row blocks per work-group (with the halo tile, the next block's input is loaded
+        // while this one is multiplied).
+        ("DROWS", vec![1, 2, 4, 8, 16]),
     ];
     if offered {
         d
@@ -64,7 +65,9 @@ pub struct DirectDerived {
     /// Local memory per work-group, bytes (the weights and the halo tile; at least 16).
     pub local_bytes: usize,
     /// Registers per work-item, estimated: the accumulators, one input row under each quad
-    /// of pixels, one tap's weights and 24 for addresses and counters (the compiled kernel is checked again).
+    /// of pixels, one tap's weights, the next row block's share of the halo tile (in flight
+    /// while this one is multiplied) and 24 for addresses and counters (the compiled kernel
+    /// is checked again).
     pub registers: usize,
 }
 
@@ -92,17 +95,17 @@ pub fn direct_derived(v: &[usize], layer: &Layer) -> DirectDerived {
     } else {
         0
     };
-    let tile = if v[DXMEM] == 1 {
-        layer.c * xrows * xld
+    let (tile, prefetch) = if v[DXMEM] == 1 {
+        (layer.c * xrows * xld, (layer.c * xrows * xw).div_ceil(nt))
     } else {
-        0
+        (0, 0)
     };
     DirectDerived {
         nt,
         channels,
         groups,
         local_bytes: (4 * (weights + tile)).max(16),
-        registers: dpx * dqk + (dpx / 4).max(1) * nq4 + dqk + 24,
+        registers: dpx * dqk + (dpx / 4).max(1) * nq4 + dqk + prefetch + 24,
     }
 }
 

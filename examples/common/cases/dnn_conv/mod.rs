@@ -44,7 +44,8 @@ pub use layer::{Layer, Pass, ALEXNET, VGG16};
 #[allow(unused_imports)]
 pub use space::{
     cartesian, derived, fits_i32, fits_packed_offsets, hardware_allows, max_split, patch_bytes,
-    pixel_tiles, space, space_for, split_fits, Derived, Levels, SPLIT_WORKSPACE_BYTES,
+    pixel_tiles, space, space_for, space_pinned, split_fits, Derived, Levels,
+    SPLIT_WORKSPACE_BYTES,
 };
 
 use tune::backend::KernelSpec;
@@ -124,6 +125,9 @@ pub struct DnnConv {
     pub post_checks: bool,
     /// The pass computed.
     pub pass: Pass,
+    /// Parameters held at one value each (the space is the part of the layer's that has
+    /// them); empty: the whole space.
+    pub pins: Vec<(String, usize)>,
 }
 
 impl DnnConv {
@@ -135,6 +139,7 @@ impl DnnConv {
             levels: Levels::Hardware,
             post_checks: true,
             pass: Pass::Forward,
+            pins: Vec::new(),
         }
     }
 }
@@ -184,7 +189,7 @@ impl Study for DnnConv {
     }
 
     fn space(&self, target: &Target) -> Result<Space> {
-        space_for(&self.layer, target, self.levels, self.pass)
+        space_pinned(&self.layer, target, self.levels, self.pass, &self.pins)
     }
 
     fn spec(&self, target: &Target, source: &str) -> Result<KernelSpec> {

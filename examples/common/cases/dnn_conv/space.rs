@@ -124,6 +124,36 @@ fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, 
     d
 }
 
+/// `doms` with each parameter of `pins` held at its value (a later pin of a parameter
+/// replaces an earlier one). The first values of the others stay first, so a pinned path's
+/// constraints still fix the other path's parameters at them (direct.rs).
+fn pinned(
+    mut doms: Vec<(&'static str, Vec<usize>)>,
+    pins: &[(String, usize)],
+) -> Result<Vec<(&'static str, Vec<usize>)>> {
+    let all = doms.clone();
+    for (name, v) in pins {
+        let vals = all
+            .iter()
+            .find(|(n, _)| n == name)
+            .map(|(_, vals)| vals)
+            .ok_or_else(|| tune::Error::InvalidParam {
+                name: name.clone(),
+                reason: "pinned, but the space has no such parameter".into(),
+            })?;
+        if !vals.contains(v) {
+            return Err(tune::Error::InvalidParam {
+                name: name.clone(),
+                reason: format!("pinned at {v}, which is not among its values {vals:?}"),
+            });
+        }
+        if let Some((_, held)) = doms.iter_mut().find(|(n, _)| n == name) {
+            *held = vec![*v];
+        }
+    }
+    Ok(doms)
+}
+
 /// The size of `layer`'s unconstrained space: the product of the value sets.
 pub fn cartesian(language: Language, layer: &Layer) -> u128 {
     domains(language, Pass::Forward, layer)
@@ -399,6 +429,22 @@ pub fn space(layer: &Layer, target: &Target, levels: Levels) -> Result<Space> {
 /// # Errors
 /// As [`SpaceBuilder::build`].
 pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> Result<Space> {
+    space_pinned(layer, target, levels, pass, &[])
+}
+
+/// [`space_for`] with the parameters of `pins` held at their one value each: the part of
+/// the space that has them (`ALGO` 1: the direct path alone), built with the same levels.
+///
+/// # Errors
+/// A pinned parameter that the space does not have, or a value outside its set; as
+/// [`SpaceBuilder::build`].
+pub fn space_pinned(
+    layer: &Layer,
+    target: &Target,
+    levels: Levels,
+    pass: Pass,
+    pins: &[(String, usize)],
+) -> Result<Space> {
     let language = target.language;
     let backward = pass == Pass::BackwardFilter;
     let (klen, pq) = (pass.reduction(layer), layer.p() * layer.q());
@@ -410,7 +456,7 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
     let soft = levels >= Levels::Software;
     let hw = levels >= Levels::Hardware;
     let mut b = SpaceBuilder::new();
-    let doms = domains(language, pass, layer);
+    let doms = pinned(domains(language, pass, layer), pins)?;
     for (name, vals) in doms.clone() {
         b = b.param(Param::<usize>::values(name, vals));
     }
@@ -570,30 +616,23 @@ pub fn space_for(layer: &Layer, target: &Target, levels: Levels, pass: Pass) -> 
         // At the software level only: a constraint reading TILES joins it to the tiles'
         // group of parameters, and the algorithm level's group (s1's 347 million
         // configurations) then grew past the builder's memory.
-        // And only in the filters' order: channels innermost with TILES over 1 gave wrong
-        // results through NVRTC on an H200 (4-channel layers, one gathered pixel per
-        // work-item in a row; right on PoCL and NVIDIA's OpenCL; not understood), and the
-        // layers TILES is for have 3 channels, where the filters' order is the only one.
+        // Channels innermost too since session 9 (sessions 7-8 left them out: wrong results
+        // through NVRTC, now traced to the gather's read-only loads; body.c's LDG_B).
         b = b
-            .constraint(
-                &gate(&[BN, KORDER, SPLITK, PATCH, OSTAGE, TILES]),
-                move |b| {
-                    skip(b) || {
-                        let tiles = b.get::<usize>(TILES);
-                        tiles == 1
-                            || (b.get::<usize>(KORDER) == 0
-                                && b.get::<usize>(PATCH) == 0
-                                && b.get::<usize>(OSTAGE) == 0
-                                && b.get::<usize>(SPLITK) == 1
-                                && (npq / b.get::<usize>(BN)) % tiles == 0)
-                    }
-                },
-            )
+            .constraint(&gate(&[BN, SPLITK, PATCH, OSTAGE, TILES]), move |b| {
+                skip(b) || {
+                    let tiles = b.get::<usize>(TILES);
+                    tiles == 1
+                        || (b.get::<usize>(PATCH) == 0
+                            && b.get::<usize>(OSTAGE) == 0
+                            && b.get::<usize>(SPLITK) == 1
+                            && (npq / b.get::<usize>(BN)) % tiles == 0)
+                }
+            })
             .label(
-                "software: several pixel tiles per work-group (TILES) only in the filters' order \
-                 (KORDER=0), unstaged (PATCH=0), unsplit (SPLITK=1), with the output from \
-                 registers (OSTAGE=0: its staging overwrites the offset table) and dividing the \
-                 pixel tiles",
+                "software: several pixel tiles per work-group (TILES) only unstaged (PATCH=0), \
+                 unsplit (SPLITK=1), with the output from registers (OSTAGE=0: its staging \
+                 overwrites the offset table) and dividing the pixel tiles",
             );
     }
     if language == Language::Cuda {

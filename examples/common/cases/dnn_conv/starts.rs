@@ -238,7 +238,8 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
 /// columns in 7 blocks), the weights and the input's halo tile in local memory (the best
 /// direct configuration of session 8's first call on an H200, among the 10 measured); then
 /// the input from global memory, 8 pixels (two quads), 8 and 32 channels per work-item,
-/// 2 or 4 channel groups, 8 rows, 2 row blocks per work-group, the channel loop rolled,
+/// 2 or 4 channel groups, 8 rows, 2 to 16 row blocks per work-group (since session 9 the
+/// next block's halo tile is loaded while this one is multiplied), the channel loop rolled,
 /// streaming stores, 2 resident work-groups asked of the compiler, and the weights from
 /// global memory.
 fn direct_starts(space: &Space) -> Vec<Config> {
@@ -255,7 +256,7 @@ fn direct_starts(space: &Space) -> Vec<Config> {
         ("STCS", 0),
         ("MINB", 1),
     ];
-    let shapes: [&[(&str, i64)]; 16] = [
+    let shapes: [&[(&str, i64)]; 20] = [
         &[],
         &[("DXMEM", 0)],
         &[("DPX", 8), ("DWX", 4), ("DWY", 8)],
@@ -266,6 +267,10 @@ fn direct_starts(space: &Space) -> Vec<Config> {
         &[("DQK", 32), ("DWY", 8), ("DWK", 2)],
         &[("DWY", 8), ("DWK", 2)],
         &[("DROWS", 2)],
+        &[("DROWS", 4)],
+        &[("DROWS", 8)],
+        &[("DROWS", 8), ("STCS", 1)],
+        &[("DROWS", 16), ("DWY", 2)],
         &[("UNR", 0)],
         &[("STCS", 1)],
         &[("MINB", 2)],
