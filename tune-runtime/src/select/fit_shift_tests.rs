@@ -166,16 +166,7 @@ fn the_nested_choice_ships_its_tree_with_a_shift_and_scores_shifted_recipes() {
     use crate::select::{Nested, Objective, Recipe};
     let m = matrix();
     let train: Vec<usize> = (0..m.inputs().len()).collect();
-    let plain = Recipe {
-        method: SetMethod::Greedy,
-        limits: TreeLimits::A,
-        derived: false,
-        objective: Objective::Label,
-        guard: false,
-        fit: false,
-        fit_guard: false,
-        fit_shift: false,
-    };
+    let plain = Recipe::tree(SetMethod::Greedy, TreeLimits::A);
     let nested = Nested {
         recipes: vec![plain],
         folds: 4,

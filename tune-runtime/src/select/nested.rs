@@ -56,6 +56,21 @@ pub struct Recipe {
 }
 
 impl Recipe {
+    /// A set method and a plain tree: on the input's own features, label-optimised, none
+    /// of the guards, fits or shifts (each added with struct update or the `and_*` lists).
+    pub fn tree(method: SetMethod, limits: TreeLimits) -> Recipe {
+        Recipe {
+            method,
+            limits,
+            derived: false,
+            objective: Objective::Label,
+            guard: false,
+            fit: false,
+            fit_guard: false,
+            fit_shift: false,
+        }
+    }
+
     /// A name for tables: `greedy, tree A`.
     pub fn name(&self) -> String {
         let tree = match (self.objective, self.limits) {
@@ -99,16 +114,8 @@ impl Recipe {
         methods
             .into_iter()
             .flat_map(|method| {
-                [TreeLimits::A, TreeLimits::B, TreeLimits::C].map(|limits| Recipe {
-                    method,
-                    limits,
-                    derived: false,
-                    objective: Objective::Label,
-                    guard: false,
-                    fit: false,
-                    fit_guard: false,
-                    fit_shift: false,
-                })
+                [TreeLimits::A, TreeLimits::B, TreeLimits::C]
+                    .map(|limits| Recipe::tree(method, limits))
             })
             .collect()
     }

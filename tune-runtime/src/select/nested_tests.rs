@@ -47,29 +47,14 @@ fn a_recipe_that_separates_the_steps_is_chosen() {
     let nested = Nested {
         recipes: vec![
             // Depth 1 cannot separate 6 steps; an unlimited tree can.
-            Recipe {
-                method: SetMethod::Greedy,
-                limits: TreeLimits {
+            Recipe::tree(
+                SetMethod::Greedy,
+                TreeLimits {
                     max_depth: Some(1),
                     min_leaf: 1,
                 },
-                derived: false,
-                objective: Objective::Label,
-                guard: false,
-                fit_guard: false,
-                fit_shift: false,
-                fit: false,
-            },
-            Recipe {
-                method: SetMethod::Greedy,
-                limits: TreeLimits::A,
-                derived: false,
-                objective: Objective::Label,
-                guard: false,
-                fit_guard: false,
-                fit_shift: false,
-                fit: false,
-            },
+            ),
+            Recipe::tree(SetMethod::Greedy, TreeLimits::A),
         ],
         ..Nested::default()
     };
@@ -115,16 +100,7 @@ fn derived_features_are_chosen_where_they_separate_the_inputs() {
         max_depth: Some(2),
         min_leaf: 1,
     };
-    let own = Recipe {
-        method: SetMethod::Greedy,
-        limits: shallow,
-        derived: false,
-        objective: Objective::Label,
-        guard: false,
-        fit_guard: false,
-        fit_shift: false,
-        fit: false,
-    };
+    let own = Recipe::tree(SetMethod::Greedy, shallow);
     let nested = Nested {
         recipes: Recipe::and_derived(&[own]),
         derived: vec![Derived::Product {
@@ -156,19 +132,13 @@ fn model_recipes_are_chosen_where_a_shallow_tree_cannot_follow_the_boundary() {
     // over them follows it; a depth-2 tree over `m` and `n` cannot.
     let m = product_boundary();
     let train: Vec<usize> = (0..m.inputs().len()).collect();
-    let shallow = Recipe {
-        method: SetMethod::Greedy,
-        limits: TreeLimits {
+    let shallow = Recipe::tree(
+        SetMethod::Greedy,
+        TreeLimits {
             max_depth: Some(2),
             min_leaf: 1,
         },
-        derived: false,
-        objective: Objective::Label,
-        guard: false,
-        fit_guard: false,
-        fit_shift: false,
-        fit: false,
-    };
+    );
     let a = Recipe {
         limits: TreeLimits::A,
         ..shallow
@@ -263,16 +233,7 @@ fn an_unmeasured_pick_counts_against_its_recipe() {
             m.set(row, 2, 0.5).unwrap();
         }
     }
-    let recipe = |method| Recipe {
-        method,
-        limits: TreeLimits::A,
-        derived: false,
-        objective: Objective::Label,
-        guard: false,
-        fit_guard: false,
-        fit_shift: false,
-        fit: false,
-    };
+    let recipe = |method| Recipe::tree(method, TreeLimits::A);
     let nested = Nested {
         recipes: vec![recipe(SetMethod::TopN), recipe(SetMethod::Greedy)],
         ..Nested::default()
@@ -323,16 +284,7 @@ fn three_networks() -> Matrix {
 fn a_range_guard_is_chosen_where_the_left_out_group_lies_beyond_the_others() {
     let m = three_networks();
     let train: Vec<usize> = (0..60).collect();
-    let plain = Recipe {
-        method: SetMethod::Greedy,
-        limits: TreeLimits::A,
-        derived: false,
-        objective: Objective::Label,
-        guard: false,
-        fit_guard: false,
-        fit_shift: false,
-        fit: false,
-    };
+    let plain = Recipe::tree(SetMethod::Greedy, TreeLimits::A);
     let nested = Nested {
         recipes: Recipe::and_guarded(&[plain]),
         by_group: true,
@@ -393,19 +345,13 @@ fn tile_fit_recipes_are_chosen_where_the_best_tile_alternates_with_the_size() {
         }
     }
     // Depth 2: too shallow to follow three alternations on `m`, enough on a fit.
-    let own = Recipe {
-        method: SetMethod::Greedy,
-        limits: TreeLimits {
+    let own = Recipe::tree(
+        SetMethod::Greedy,
+        TreeLimits {
             max_depth: Some(2),
             min_leaf: 1,
         },
-        derived: false,
-        objective: Objective::Label,
-        guard: false,
-        fit_guard: false,
-        fit_shift: false,
-        fit: false,
-    };
+    );
     let nested = Nested {
         recipes: Recipe::and_fit(&[own]),
         tilings: vec![Tiling {
