@@ -85,7 +85,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 26] = [
+pub const VARIANTS: [&str; 29] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -126,6 +126,13 @@ pub const VARIANTS: [&str; 26] = [
     "surrogate[init=10;spread=2;align=1]>bandit(1.0,100)",
     "surrogate[init=10;spread=2]>bandit(1.0,50)",
     "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,50)",
+    // Round 10, on top of the default, from round 9's trace (a model phase that sits on one
+    // local optimum): hand over to the bandit, or to a local search that climbs from the
+    // best found (`local0`), after 20 evaluations without a gain; and the local search
+    // from the model's 100th evaluation on, without the stall rule.
+    "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,100,20)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100,20)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -267,20 +274,37 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
     }
     let rest = rest.strip_prefix('>')?;
     let (second, args) = rest.split_once('(')?;
-    let (f, max) = args.strip_suffix(')')?.split_once(',')?;
-    let (fraction, max): (f64, usize) = (f.parse().ok()?, max.parse().ok()?);
-    let second: TechniqueKind = second.parse().ok()?;
+    let mut args = args.strip_suffix(')')?.split(',');
+    let (fraction, max): (f64, usize) = (args.next()?.parse().ok()?, args.next()?.parse().ok()?);
+    // A third argument: hand over early after that many evaluations without a gain.
+    let stall: usize = match args.next() {
+        Some(w) => w.parse().ok()?,
+        None => 0,
+    };
+    if args.next().is_some() {
+        return None;
+    }
+    // `local0`: the local search without its random start (it climbs from the best found).
+    let local0 = second == "local0";
+    let second: TechniqueKind = if local0 {
+        TechniqueKind::Local
+    } else {
+        second.parse().ok()?
+    };
     let owned = name.to_string();
     Some(Candidate {
         name: owned.clone(),
         build: Box::new(move || {
+            let second: Box<dyn Technique> = if local0 {
+                Box::new(tune_runtime::search::LocalSearch::new().initial(0))
+            } else {
+                second.build()
+            };
             Box::new(
-                Phased::of(
-                    Box::new(surrogate_with(&opts).unwrap_or_default()),
-                    second.build(),
-                )
-                .switch(fraction, 10, max)
-                .named(owned.clone()),
+                Phased::of(Box::new(surrogate_with(&opts).unwrap_or_default()), second)
+                    .switch(fraction, 10, max)
+                    .stall(stall)
+                    .named(owned.clone()),
             )
         }),
         budget_aware: true,
