@@ -85,7 +85,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 29] = [
+pub const VARIANTS: [&str; 32] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -133,6 +133,12 @@ pub const VARIANTS: [&str; 29] = [
     "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,100,20)",
     "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100,20)",
     "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100)",
+    // Round 10's second set, after the first one's cross-validation (the stall rule helps a
+    // little on the Hopper convolutions, `local` alone much more): a shorter window, and the
+    // model for half the budget (at most 100) or for 30 evaluations before the local search.
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100,10)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(0.5,100)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,30)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
