@@ -302,7 +302,11 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
         name: owned.clone(),
         build: Box::new(move || {
             let second: Box<dyn Technique> = if local0 {
-                Box::new(tune_runtime::search::LocalSearch::new().initial(0))
+                Box::new(
+                    tune_runtime::search::LocalSearch::new()
+                        .initial(0)
+                        .skip_told(true),
+                )
             } else {
                 second.build()
             };

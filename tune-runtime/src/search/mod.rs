@@ -249,7 +249,7 @@ impl TechniqueKind {
                             .start_design(StartDesign::Balanced)
                             .alignment(true),
                     ),
-                    Box::new(LocalSearch::new().initial(0)),
+                    Box::new(LocalSearch::new().initial(0).skip_told(true)),
                 )
                 .switch(1.0, 10, 100)
                 .named("hybrid"),
