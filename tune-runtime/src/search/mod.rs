@@ -10,9 +10,8 @@
 //! that proposes where the expected improvement is largest (started from configurations
 //! balanced over each parameter's values, with the power-of-two alignment of integer sizes
 //! as features, the two proposals of a batch kept apart, and in the last tenth of those 100
-//! or of a smaller budget where the predicted cost is lowest), then hands over to an
-//! iterated local search ([`LocalSearch`]) that climbs from the best configuration found.
-//! [`Bandit`] shares a budget among two iterated local searches, a genetic algorithm,
+//! or of a smaller budget where the predicted cost is lowest), then hands over to [`Bandit`],
+//! which shares the budget among two iterated local searches, a genetic algorithm,
 //! simulated annealing and the model-guided local search [`Guided`].
 //! `bench/simulate/RESULTS.md` compares every technique with Kernel Tuner's strategies on
 //! recorded spaces. Techniques may plan with the budget
@@ -183,10 +182,9 @@ pub enum TechniqueKind {
     /// [`StartDesign::Balanced`]; the power-of-two alignment of integer sizes as features,
     /// [`Surrogate::alignment`]; the proposals of a batch differ in at least 2 parameters;
     /// the last tenth of its share spent on the lowest predicted costs) for the first 100
-    /// evaluations, or the whole budget when it is smaller, then [`LocalSearch`] without a
-    /// random start: it climbs from the best configuration found ([`Phased`]). Chosen by
-    /// cross-validation over 11 recorded spaces (`bench/simulate/RESULTS.md`, round 10;
-    /// rounds 8 and 9 handed over to [`Bandit`]).
+    /// evaluations, or the whole budget when it is smaller, then [`Bandit`] ([`Phased`]).
+    /// Chosen by cross-validation over 10 recorded spaces (`bench/simulate/RESULTS.md`,
+    /// round 8) and chosen again over 11 in round 10.
     #[default]
     Hybrid,
 }
@@ -249,7 +247,7 @@ impl TechniqueKind {
                             .start_design(StartDesign::Balanced)
                             .alignment(true),
                     ),
-                    Box::new(LocalSearch::new().initial(0).skip_told(true)),
+                    Box::new(Bandit::new()),
                 )
                 .switch(1.0, 10, 100)
                 .named("hybrid"),
