@@ -467,3 +467,40 @@ fn phased_hands_over_early_when_the_first_technique_stalls() {
         "{run:?}"
     );
 }
+
+#[test]
+fn alternate_shares_the_proposals_and_never_proposes_twice() {
+    use std::sync::{Arc, Mutex};
+    use tune_runtime::search::{Alternate, LocalSearch};
+    let s = space();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let first = Tagged {
+        tag: "first",
+        inner: TechniqueKind::Random.build(),
+        log: Arc::clone(&log),
+    };
+    // A climber from the best found proposes neighbours of what the first measured.
+    let second = Tagged {
+        tag: "second",
+        inner: Box::new(LocalSearch::new().initial(0).skip_told(true)),
+        log: Arc::clone(&log),
+    };
+    let mut t = Alternate::of(Box::new(first), Box::new(second), 0.25);
+    let got = drive(&mut t, &s, 5, 80, 2);
+    assert_eq!(got.len(), 80);
+    let set: HashSet<u128> = got.iter().copied().collect();
+    assert_eq!(set.len(), got.len(), "a configuration proposed twice");
+    let second = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|t| **t == "second")
+        .count();
+    assert!(
+        (18..=22).contains(&second),
+        "{second} of 80 from the second"
+    );
+    // It covers the space and then stops, like every technique.
+    let all = drive(&mut t, &s, 5, 10_000, 3);
+    assert_eq!(all.len() as u128, s.len());
+}

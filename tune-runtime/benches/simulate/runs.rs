@@ -85,7 +85,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 32] = [
+pub const VARIANTS: [&str; 34] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -139,6 +139,12 @@ pub const VARIANTS: [&str; 32] = [
     "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100,10)",
     "surrogate[init=10;spread=2;design=2;align=1]>local0(0.5,100)",
     "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,30)",
+    // Round 10's third set, after the second's cross-validation (the model wins on the A100
+    // convolution, the local search on the Hopper ones, no split of the budget serves both):
+    // the two side by side in the model's phase, a quarter or half of the proposals to the
+    // local search, then the bandit as in the default.
+    "surrogate[init=10;spread=2;design=2;align=1]|local0(0.25)>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;design=2;align=1]|local0(0.5)>bandit(1.0,100)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -195,6 +201,9 @@ pub fn variant(name: &str) -> Option<Candidate> {
             budget_aware,
             max_budget: 1000,
         });
+    }
+    if let Some(c) = alternate_variant(name) {
+        return Some(c);
     }
     if let Some(c) = surrogate_variant(name) {
         return Some(c);
@@ -314,6 +323,43 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
                 Phased::of(Box::new(surrogate_with(&opts).unwrap_or_default()), second)
                     .switch(fraction, 10, max)
                     .stall(stall)
+                    .named(owned.clone()),
+            )
+        }),
+        budget_aware: true,
+        max_budget: 1000,
+    })
+}
+
+/// `surrogate[OPTS]|local0(SHARE)>SECOND(F,MAX)`: for the first phase the surrogate and the
+/// local search that climbs from the best found share the proposals (`SHARE` to the local
+/// search, `Alternate`), then `SECOND` as in `surrogate>...`.
+fn alternate_variant(name: &str) -> Option<Candidate> {
+    use tune_runtime::search::{Alternate, LocalSearch, Phased};
+    let r = name.strip_prefix("surrogate[")?;
+    let (opts, r) = r.split_once(']')?;
+    let r = r.strip_prefix("|local0(")?;
+    let (share, r) = r.split_once(')')?;
+    let share: f64 = share.parse().ok()?;
+    let r = r.strip_prefix('>')?;
+    let (second, args) = r.split_once('(')?;
+    let (f, max) = args.strip_suffix(')')?.split_once(',')?;
+    let (fraction, max): (f64, usize) = (f.parse().ok()?, max.parse().ok()?);
+    let second: TechniqueKind = second.parse().ok()?;
+    let opts = opts.to_string();
+    surrogate_with(&opts)?;
+    let owned = name.to_string();
+    Some(Candidate {
+        name: owned.clone(),
+        build: Box::new(move || {
+            let first = Alternate::of(
+                Box::new(surrogate_with(&opts).unwrap_or_default()),
+                Box::new(LocalSearch::new().initial(0).skip_told(true)),
+                share,
+            );
+            Box::new(
+                Phased::of(Box::new(first), second.build())
+                    .switch(fraction, 10, max)
                     .named(owned.clone()),
             )
         }),

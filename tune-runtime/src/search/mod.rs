@@ -94,6 +94,7 @@
 //! # Ok::<(), tune_runtime::Error>(())
 //! ```
 
+mod alternate;
 mod annealing;
 mod bandit;
 mod bayes;
@@ -115,6 +116,7 @@ mod warm;
 use std::fmt;
 use std::str::FromStr;
 
+pub use alternate::Alternate;
 pub use annealing::Annealing;
 pub use bandit::Bandit;
 pub use bayes::Bayes;
