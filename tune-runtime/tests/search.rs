@@ -375,3 +375,132 @@ fn phased_hands_over_after_its_share_of_the_budget() {
         .fold(f64::INFINITY, f64::min);
     assert_eq!(best, 1.0);
 }
+
+/// Records which of two techniques each proposal came from (a random search under a tag).
+struct Tagged {
+    tag: &'static str,
+    inner: Box<dyn Technique>,
+    log: std::sync::Arc<std::sync::Mutex<Vec<&'static str>>>,
+}
+
+impl Technique for Tagged {
+    fn name(&self) -> &str {
+        self.tag
+    }
+    fn init(&mut self, space: &Space, seed: u64) {
+        self.inner.init(space, seed);
+    }
+    fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
+        let out = self.inner.ask(space, n);
+        self.log
+            .lock()
+            .unwrap()
+            .extend(out.iter().map(|_| self.tag));
+        out
+    }
+    fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
+        self.inner.tell(space, index, cost);
+    }
+}
+
+/// Which technique proposed each of `n` evaluations of a run whose only gain is the first
+/// evaluation (every later cost is worse).
+fn stalled_run(
+    t: &mut dyn Technique,
+    log: &std::sync::Mutex<Vec<&'static str>>,
+    n: usize,
+) -> Vec<&'static str> {
+    let s = space();
+    log.lock().unwrap().clear();
+    t.init(&s, 3);
+    let mut told = 0;
+    while told < n {
+        for i in t.ask(&s, 1) {
+            t.tell(&s, i, Some(if told == 0 { 1.0 } else { 2.0 + told as f64 }));
+            told += 1;
+        }
+    }
+    log.lock().unwrap().clone()
+}
+
+#[test]
+fn phased_hands_over_early_when_the_first_technique_stalls() {
+    use std::sync::{Arc, Mutex};
+    use tune_runtime::search::Phased;
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let tagged = |tag| -> Box<dyn Technique> {
+        Box::new(Tagged {
+            tag,
+            inner: TechniqueKind::Random.build(),
+            log: Arc::clone(&log),
+        })
+    };
+    // Without the stall rule: the first technique's planned share (100 of 200).
+    let mut plain = Phased::of(tagged("first"), tagged("second")).switch(1.0, 10, 100);
+    plain.budget(200);
+    let run = stalled_run(&mut plain, &log, 120);
+    assert_eq!(run.iter().filter(|t| **t == "first").count(), 100);
+    // With a window of 15: no gain after the first evaluation, so the hand-over comes after
+    // 16 evaluations (the window counts from the last gain), not before `min` (10).
+    let mut early = Phased::of(tagged("first"), tagged("second"))
+        .switch(1.0, 10, 100)
+        .stall(15);
+    early.budget(200);
+    for _ in 0..2 {
+        // A second run (init again) starts with the first technique again.
+        let run = stalled_run(&mut early, &log, 120);
+        assert_eq!(
+            run.iter().take_while(|t| **t == "first").count(),
+            16,
+            "{run:?}"
+        );
+        assert!(run[16..].iter().all(|t| *t == "second"));
+    }
+    let mut short = Phased::of(tagged("first"), tagged("second"))
+        .switch(1.0, 10, 100)
+        .stall(3);
+    short.budget(200);
+    let run = stalled_run(&mut short, &log, 40);
+    assert_eq!(
+        run.iter().take_while(|t| **t == "first").count(),
+        10,
+        "{run:?}"
+    );
+}
+
+#[test]
+fn alternate_shares_the_proposals_and_never_proposes_twice() {
+    use std::sync::{Arc, Mutex};
+    use tune_runtime::search::{Alternate, LocalSearch};
+    let s = space();
+    let log = Arc::new(Mutex::new(Vec::new()));
+    let first = Tagged {
+        tag: "first",
+        inner: TechniqueKind::Random.build(),
+        log: Arc::clone(&log),
+    };
+    // A climber from the best found proposes neighbours of what the first measured.
+    let second = Tagged {
+        tag: "second",
+        inner: Box::new(LocalSearch::new().initial(0).skip_told(true)),
+        log: Arc::clone(&log),
+    };
+    let mut t = Alternate::of(Box::new(first), Box::new(second), 0.25);
+    let got = drive(&mut t, &s, 5, 80, 2);
+    assert_eq!(got.len(), 80);
+    let set: HashSet<u128> = got.iter().copied().collect();
+    assert_eq!(set.len(), got.len(), "a configuration proposed twice");
+    let second = log
+        .lock()
+        .unwrap()
+        .iter()
+        .filter(|t| **t == "second")
+        .count();
+    assert!(
+        (18..=22).contains(&second),
+        "{second} of 80 from the second"
+    );
+    // It covers the space and then stops, like every technique.
+    let all = drive(&mut t, &s, 5, 10_000, 3);
+    assert_eq!(all.len() as u128, s.len());
+}

@@ -85,7 +85,7 @@ pub struct Candidate {
 }
 
 /// The variants `run` adds to the built-in techniques.
-pub const VARIANTS: [&str; 26] = [
+pub const VARIANTS: [&str; 34] = [
     "guided",
     "bandit(4 arms)",
     "bandit(4 arms)+bayes",
@@ -126,6 +126,25 @@ pub const VARIANTS: [&str; 26] = [
     "surrogate[init=10;spread=2;align=1]>bandit(1.0,100)",
     "surrogate[init=10;spread=2]>bandit(1.0,50)",
     "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,50)",
+    // Round 10, on top of the default, from round 9's trace (a model phase that sits on one
+    // local optimum): hand over to the bandit, or to a local search that climbs from the
+    // best found (`local0`), after 20 evaluations without a gain; and the local search
+    // from the model's 100th evaluation on, without the stall rule.
+    "surrogate[init=10;spread=2;design=2;align=1]>bandit(1.0,100,20)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100,20)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100)",
+    // Round 10's second set, after the first one's cross-validation (the stall rule helps a
+    // little on the Hopper convolutions, `local` alone much more): a shorter window, and the
+    // model for half the budget (at most 100) or for 30 evaluations before the local search.
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,100,10)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(0.5,100)",
+    "surrogate[init=10;spread=2;design=2;align=1]>local0(1.0,30)",
+    // Round 10's third set, after the second's cross-validation (the model wins on the A100
+    // convolution, the local search on the Hopper ones, no split of the budget serves both):
+    // the two side by side in the model's phase, a quarter or half of the proposals to the
+    // local search, then the bandit as in the default.
+    "surrogate[init=10;spread=2;design=2;align=1]|local0(0.25)>bandit(1.0,100)",
+    "surrogate[init=10;spread=2;design=2;align=1]|local0(0.5)>bandit(1.0,100)",
 ];
 
 /// Variants compared in the cross-validation beside the built-in techniques: the
@@ -182,6 +201,9 @@ pub fn variant(name: &str) -> Option<Candidate> {
             budget_aware,
             max_budget: 1000,
         });
+    }
+    if let Some(c) = alternate_variant(name) {
+        return Some(c);
     }
     if let Some(c) = surrogate_variant(name) {
         return Some(c);
@@ -267,20 +289,78 @@ fn surrogate_variant(name: &str) -> Option<Candidate> {
     }
     let rest = rest.strip_prefix('>')?;
     let (second, args) = rest.split_once('(')?;
-    let (f, max) = args.strip_suffix(')')?.split_once(',')?;
-    let (fraction, max): (f64, usize) = (f.parse().ok()?, max.parse().ok()?);
-    let second: TechniqueKind = second.parse().ok()?;
+    let mut args = args.strip_suffix(')')?.split(',');
+    let (fraction, max): (f64, usize) = (args.next()?.parse().ok()?, args.next()?.parse().ok()?);
+    // A third argument: hand over early after that many evaluations without a gain.
+    let stall: usize = match args.next() {
+        Some(w) => w.parse().ok()?,
+        None => 0,
+    };
+    if args.next().is_some() {
+        return None;
+    }
+    // `local0`: the local search without its random start (it climbs from the best found).
+    let local0 = second == "local0";
+    let second: TechniqueKind = if local0 {
+        TechniqueKind::Local
+    } else {
+        second.parse().ok()?
+    };
     let owned = name.to_string();
     Some(Candidate {
         name: owned.clone(),
         build: Box::new(move || {
-            Box::new(
-                Phased::of(
-                    Box::new(surrogate_with(&opts).unwrap_or_default()),
-                    second.build(),
+            let second: Box<dyn Technique> = if local0 {
+                Box::new(
+                    tune_runtime::search::LocalSearch::new()
+                        .initial(0)
+                        .skip_told(true),
                 )
-                .switch(fraction, 10, max)
-                .named(owned.clone()),
+            } else {
+                second.build()
+            };
+            Box::new(
+                Phased::of(Box::new(surrogate_with(&opts).unwrap_or_default()), second)
+                    .switch(fraction, 10, max)
+                    .stall(stall)
+                    .named(owned.clone()),
+            )
+        }),
+        budget_aware: true,
+        max_budget: 1000,
+    })
+}
+
+/// `surrogate[OPTS]|local0(SHARE)>SECOND(F,MAX)`: for the first phase the surrogate and the
+/// local search that climbs from the best found share the proposals (`SHARE` to the local
+/// search, `Alternate`), then `SECOND` as in `surrogate>...`.
+fn alternate_variant(name: &str) -> Option<Candidate> {
+    use tune_runtime::search::{Alternate, LocalSearch, Phased};
+    let r = name.strip_prefix("surrogate[")?;
+    let (opts, r) = r.split_once(']')?;
+    let r = r.strip_prefix("|local0(")?;
+    let (share, r) = r.split_once(')')?;
+    let share: f64 = share.parse().ok()?;
+    let r = r.strip_prefix('>')?;
+    let (second, args) = r.split_once('(')?;
+    let (f, max) = args.strip_suffix(')')?.split_once(',')?;
+    let (fraction, max): (f64, usize) = (f.parse().ok()?, max.parse().ok()?);
+    let second: TechniqueKind = second.parse().ok()?;
+    let opts = opts.to_string();
+    surrogate_with(&opts)?;
+    let owned = name.to_string();
+    Some(Candidate {
+        name: owned.clone(),
+        build: Box::new(move || {
+            let first = Alternate::of(
+                Box::new(surrogate_with(&opts).unwrap_or_default()),
+                Box::new(LocalSearch::new().initial(0).skip_told(true)),
+                share,
+            );
+            Box::new(
+                Phased::of(Box::new(first), second.build())
+                    .switch(fraction, 10, max)
+                    .named(owned.clone()),
             )
         }),
         budget_aware: true,

@@ -93,6 +93,10 @@ enum Method {
     /// Round 9: the default's model with half of its proposals from the neighbours of the
     /// best so far (trust region), (with the model's own design).
     TrustRegion(bool),
+    /// Round 10: `Transfer::new` over the sources' ranks instead of their times (each
+    /// source's view replaced by its configurations' rank, scaled to the same range), so
+    /// that a source counts by its order alone, not by how much slower its near-misses are.
+    Ranked,
     WarmGuided,
     Cold,
 }
@@ -122,6 +126,7 @@ impl Method {
             }
             Method::TrustRegion(true) => "`Transfer` + design, the default's model, trust region",
             Method::TrustRegion(false) => "`Transfer`, the default's model, trust region",
+            Method::Ranked => "`Transfer` over the sources' ranks",
             Method::WarmGuided => "`WarmStart` over `Guided` (round 2)",
             Method::Cold => "cold: the default (`hybrid`)",
         }
@@ -185,6 +190,7 @@ impl Method {
                     .local_share(0.5)
                     .space_filling(sf),
             ),
+            Method::Ranked => Box::new(Transfer::new(ranked(&p.views)).diversity(d)),
             Method::WarmGuided => {
                 Box::new(WarmStart::new(Box::new(Guided::new()), p.ranked.clone()).diversity(d))
             }
@@ -193,7 +199,25 @@ impl Method {
     }
 }
 
-const METHODS: [Method; 18] = [
+/// Each view's values replaced by the configuration's rank in it (0 for the source's best),
+/// scaled so that the last ranked is at a hundredth of the optimum (the cap of the times).
+fn ranked(views: &[SourceView]) -> Vec<SourceView> {
+    views
+        .iter()
+        .map(|v| {
+            let mut by: Vec<(u128, f64)> = v.iter().map(|(&i, &g)| (i, g)).collect();
+            by.sort_by(|a, b| a.1.total_cmp(&b.1).then(a.0.cmp(&b.0)));
+            let n = by.len().max(2) as f64 - 1.0;
+            let cap = 100f64.ln();
+            by.iter()
+                .enumerate()
+                .map(|(r, &(i, _))| (i, cap * r as f64 / n))
+                .collect()
+        })
+        .collect()
+}
+
+const ALL_METHODS: [Method; 19] = [
     Method::Transfer(true, false),
     Method::Transfer(true, true),
     Method::Transfer(false, true),
@@ -210,9 +234,22 @@ const METHODS: [Method; 18] = [
     Method::WeightedDefaultModel,
     Method::TrustRegion(true),
     Method::TrustRegion(false),
+    Method::Ranked,
     Method::WarmGuided,
     Method::Cold,
 ];
+
+/// The methods compared: all, or with `TUNE_TRANSFER_METHODS=new,ranked` only
+/// `Transfer::new`, the ranked sources and the cold start (a shorter run of round 10's
+/// candidate beside the default it would replace).
+fn methods() -> &'static [Method] {
+    static SEL: std::sync::LazyLock<Vec<Method>> =
+        std::sync::LazyLock::new(|| match std::env::var("TUNE_TRANSFER_METHODS").as_deref() {
+            Ok("new,ranked") => vec![Method::Transfer(false, true), Method::Ranked, Method::Cold],
+            _ => ALL_METHODS.to_vec(),
+        });
+    &SEL
+}
 
 /// Fraction of the optimum per (pair, method, variant, budget), over `seeds`.
 type Results = HashMap<(usize, usize, usize, usize), Stat>;
@@ -220,7 +257,7 @@ type Results = HashMap<(usize, usize, usize, usize), Stat>;
 fn run_all(pairs: &[Pair], seeds: u64) -> Results {
     let mut jobs = Vec::new();
     for p in 0..pairs.len() {
-        for (m, method) in METHODS.iter().enumerate() {
+        for (m, method) in methods().iter().enumerate() {
             for v in 0..method.variants().len() {
                 for b in 0..BUDGETS.len() {
                     for seed in 0..seeds {
@@ -234,7 +271,7 @@ fn run_all(pairs: &[Pair], seeds: u64) -> Results {
         .par_iter()
         .map(|&(p, m, v, b, seed)| {
             let pair = &pairs[p];
-            let method = METHODS[m];
+            let method = methods()[m];
             let tech = method.build(pair, method.variants()[v]);
             let budget = BUDGETS[b];
             let run = simulate(pair.target, tech, seed, budget, Vec::new());
@@ -256,7 +293,7 @@ fn run_all(pairs: &[Pair], seeds: u64) -> Results {
 /// The variant of `m` for pair `p`, chosen on the other pairs (largest sum over them of
 /// the fractions at both budgets; ties to the smaller diversity).
 fn chosen(res: &Results, pairs: usize, m: usize, p: usize) -> usize {
-    let n = METHODS[m].variants().len();
+    let n = methods()[m].variants().len();
     (0..n)
         .max_by(|&a, &b| {
             let score = |v: usize| -> f64 {
@@ -285,17 +322,17 @@ pub fn transfer(spaces: &[Space], seeds: u64) -> String {
     )
     .unwrap();
     md.push_str("| held-out space | sources |");
-    for m in METHODS {
+    for m in methods() {
         for b in BUDGETS {
             write!(md, " {} {b} |", m.name()).unwrap();
         }
     }
     md.push_str("\n|---|---|");
-    md.push_str(&"---|".repeat(METHODS.len() * BUDGETS.len()));
+    md.push_str(&"---|".repeat(methods().len() * BUDGETS.len()));
     md.push('\n');
     // Per method and budget: the per-target stats, for the geometric means.
     let mut all: Vec<Vec<Vec<(usize, Stat)>>> =
-        vec![vec![Vec::new(); BUDGETS.len()]; METHODS.len()];
+        vec![vec![Vec::new(); BUDGETS.len()]; methods().len()];
     for (p, pair) in pairs.iter().enumerate() {
         let src: Vec<&str> = pair.sources.iter().map(|s| s.gpu.as_str()).collect();
         write!(
@@ -306,15 +343,15 @@ pub fn transfer(spaces: &[Space], seeds: u64) -> String {
             src.join(", ")
         )
         .unwrap();
-        for m in 0..METHODS.len() {
+        for m in 0..methods().len() {
             let v = chosen(&res, pairs.len(), m, p);
             for k in 0..BUDGETS.len() {
                 let s = res[&(p, m, v, k)];
                 all[m][k].push((p, s));
-                let d = if METHODS[m] == Method::Cold {
+                let d = if methods()[m] == Method::Cold {
                     String::new()
                 } else {
-                    format!(" (d={})", METHODS[m].variants()[v])
+                    format!(" (d={})", methods()[m].variants()[v])
                 };
                 write!(md, " {:.3} ± {:.3}{d} |", s.mean, s.se).unwrap();
             }
@@ -372,7 +409,7 @@ pub fn transfer(spaces: &[Space], seeds: u64) -> String {
     md.push_str(&"---|".repeat(DIVERSITY.len()));
     md.push('\n');
     for (p, pair) in pairs.iter().enumerate() {
-        for (m, method) in METHODS.iter().enumerate() {
+        for (m, method) in methods().iter().enumerate() {
             if *method == Method::Cold {
                 continue;
             }
@@ -399,7 +436,7 @@ pub fn transfer(spaces: &[Space], seeds: u64) -> String {
 fn nested(pairs: &[Pair], res: &Results, keeps: &[(&str, Vec<usize>)]) -> String {
     let pick = |held: Option<usize>| -> (usize, usize) {
         let mut best = (f64::NEG_INFINITY, 0, 0);
-        for (m, method) in METHODS.iter().enumerate() {
+        for (m, method) in methods().iter().enumerate() {
             if *method == Method::Cold {
                 continue;
             }
@@ -416,8 +453,9 @@ fn nested(pairs: &[Pair], res: &Results, keeps: &[(&str, Vec<usize>)]) -> String
         }
         (best.1, best.2)
     };
-    let label =
-        |(m, v): (usize, usize)| format!("{} d={}", METHODS[m].name(), METHODS[m].variants()[v]);
+    let label = |(m, v): (usize, usize)| {
+        format!("{} d={}", methods()[m].name(), methods()[m].variants()[v])
+    };
     let mut md = String::from(
         "\nThe method and its diversity both chosen on the other targets (nested, leave one target out):\n\n| held-out space | chosen on the others | 10 | 50 |\n|---|---|---|---|\n",
     );

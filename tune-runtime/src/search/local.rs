@@ -30,6 +30,8 @@ pub struct LocalSearch {
     results: Vec<(u128, f64)>,
     /// Configurations whose neighbourhood is spent.
     spent: std::collections::HashSet<u128>,
+    /// Configurations it is told about count as visited ([`LocalSearch::skip_told`]).
+    skip_told: bool,
 }
 
 impl Default for LocalSearch {
@@ -56,6 +58,7 @@ impl LocalSearch {
             expand: 0.0,
             results: Vec::new(),
             spent: std::collections::HashSet::new(),
+            skip_told: false,
         }
     }
     /// Which neighbours a step may move to.
@@ -75,6 +78,14 @@ impl LocalSearch {
     #[must_use]
     pub fn initial(mut self, n: usize) -> Self {
         self.initial = n;
+        self
+    }
+    /// Configurations it is told about that it did not propose (another technique's, as the
+    /// second phase of [`super::Phased`]) count as visited, so it never proposes them again.
+    /// Off by default: in [`super::Bandit`] the arms keep the behaviour they were chosen with.
+    #[must_use]
+    pub fn skip_told(mut self, on: bool) -> Self {
+        self.skip_told = on;
         self
     }
     /// Random steps taken from the best configuration after a local optimum.
@@ -161,6 +172,9 @@ impl Technique for LocalSearch {
         out
     }
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
+        if self.skip_told {
+            self.visited.insert(index);
+        }
         let c = finite(cost);
         if let Some(c) = c {
             self.results.push((index, c));

@@ -94,6 +94,7 @@
 //! # Ok::<(), tune_runtime::Error>(())
 //! ```
 
+mod alternate;
 mod annealing;
 mod bandit;
 mod bayes;
@@ -115,6 +116,7 @@ mod warm;
 use std::fmt;
 use std::str::FromStr;
 
+pub use alternate::Alternate;
 pub use annealing::Annealing;
 pub use bandit::Bandit;
 pub use bayes::Bayes;
@@ -184,7 +186,7 @@ pub enum TechniqueKind {
     /// the last tenth of its share spent on the lowest predicted costs) for the first 100
     /// evaluations, or the whole budget when it is smaller, then [`Bandit`] ([`Phased`]).
     /// Chosen by cross-validation over 10 recorded spaces (`bench/simulate/RESULTS.md`,
-    /// round 8).
+    /// round 8) and chosen again over 11 in round 10.
     #[default]
     Hybrid,
 }

@@ -8,7 +8,8 @@ use crate::space::Space;
 ///
 /// The switch comes after `fraction` of the budget the tuner announces
 /// ([`Technique::budget`]), kept between `min` and `max` evaluations; without a budget,
-/// after `max`. [`Phased::new`] is Bayesian optimisation (which pays at small budgets)
+/// after `max`. With [`Phased::stall`] it comes earlier where the first technique stalls:
+/// no better cost for a window of evaluations. [`Phased::new`] is Bayesian optimisation (which pays at small budgets)
 /// followed by the [`Bandit`] ensemble of local searches (which pays at large ones).
 pub struct Phased {
     first: Box<dyn Technique>,
@@ -17,7 +18,13 @@ pub struct Phased {
     min: usize,
     max: usize,
     switch: usize,
+    /// The switch the budget plans (a stall moves `switch` before it, for one run).
+    planned: usize,
     told: usize,
+    /// Hand over after this many evaluations without a better cost (0: never early).
+    stall: usize,
+    best: f64,
+    last_gain: usize,
     name: String,
 }
 
@@ -52,7 +59,11 @@ impl Phased {
             min: 10,
             max: 100,
             switch: 100,
+            planned: 100,
             told: 0,
+            stall: 0,
+            best: f64::INFINITY,
+            last_gain: 0,
             name: "phased".into(),
         }
     }
@@ -63,6 +74,16 @@ impl Phased {
         self.min = min;
         self.max = max.max(min);
         self.switch = self.max;
+        self.planned = self.max;
+        self
+    }
+    /// Hands over early when the first technique has found no better cost for `window`
+    /// evaluations (after at least `min` of them; 0, the default, never). A model that
+    /// settled early on one local optimum keeps proposing around it (the H200 convolution's
+    /// trace, `bench/simulate/RESULTS.md`); the second technique gets the rest.
+    #[must_use]
+    pub fn stall(mut self, window: usize) -> Self {
+        self.stall = window;
         self
     }
     /// The name it records under (default `"phased"`).
@@ -80,6 +101,7 @@ impl Technique for Phased {
     fn budget(&mut self, evaluations: u64) {
         let b = evaluations as usize;
         self.switch = ((b as f64 * self.fraction) as usize).clamp(self.min, self.max);
+        self.planned = self.switch;
         self.first.budget(self.switch as u64);
         self.second
             .budget(evaluations.saturating_sub(self.switch as u64));
@@ -88,6 +110,9 @@ impl Technique for Phased {
         self.first.init(space, seed);
         self.second.init(space, seed ^ 0x5bd1_e995);
         self.told = 0;
+        self.switch = self.planned;
+        self.best = f64::INFINITY;
+        self.last_gain = 0;
     }
     fn ask(&mut self, space: &Space, n: usize) -> Vec<u128> {
         if self.told < self.switch {
@@ -100,6 +125,17 @@ impl Technique for Phased {
     }
     fn tell(&mut self, space: &Space, index: u128, cost: Option<f64>) {
         self.told += 1;
+        if let Some(c) = cost.filter(|c| c.is_finite() && *c < self.best) {
+            self.best = c;
+            self.last_gain = self.told;
+        }
+        if self.stall > 0
+            && self.told < self.switch
+            && self.told >= self.min
+            && self.told - self.last_gain >= self.stall
+        {
+            self.switch = self.told;
+        }
         self.first.tell(space, index, cost);
         self.second.tell(space, index, cost);
     }
