@@ -37,7 +37,7 @@
 //!
 //! The kernel devices of a machine, one isolated worker process each (so that a device
 //! that crashes or hangs takes down only its worker, which is replaced), are chosen with
-//! [`pick`] ([`pick::cuda`], [`pick::opencl`]): by a list, or every device of a model
+//! [`pick`] (`pick::cuda`, `pick::opencl`, with their backends' features): by a list, or every device of a model
 //! ([`Pick`]); [`Devices::kernels`] gives each a
 //! [`KernelEvaluator`](crate::backend::KernelEvaluator) of the same kernel spec.
 //!

@@ -41,7 +41,7 @@ use super::Devices;
 #[non_exhaustive]
 pub enum Pick {
     /// These devices, each by the backend's query (CUDA: an index or part of the name;
-    /// OpenCL: see [`OpenCl::select`](crate::backend::opencl::OpenCl::select)). A query may
+    /// OpenCL: see `OpenCl::select`, feature `opencl`). A query may
     /// be given more than once: several workers then share that device (a stand-in for
     /// several devices in tests).
     List(Vec<String>),
@@ -205,7 +205,7 @@ pub fn cuda(pick: &Pick) -> Result<Vec<(String, Isolated)>> {
 }
 
 impl Devices<KernelEvaluator<Isolated>> {
-    /// One [`KernelEvaluator`] per device of `devices` (from [`cuda`] or [`opencl`]), each
+    /// One [`KernelEvaluator`] per device of `devices` (from `cuda` or `opencl`, with their backends' features), each
     /// with the spec `spec` builds (its buffers and reference on that device), set up in
     /// parallel.
     ///
