@@ -619,7 +619,7 @@ fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
     // Every other layer keeps its space: one value for each of the direct path's
     // parameters, ALGO 0 (AlexNet L2's at the hardware level, as the GPU runs build it).
     let l2 = space(&ALEXNET[1], &t, Levels::Hardware).unwrap();
-    for s in [slot::ALGO].into_iter().chain(slot::DPX..=slot::DROWS) {
+    for s in [slot::ALGO].into_iter().chain(slot::DPX..=slot::DOST) {
         assert_eq!(l2.params()[s].domain_len(), 1, "{}", l2.params()[s].name());
     }
     let bwd = space_for(&ALEXNET[0], &t, Levels::Software, Pass::BackwardFilter).unwrap();
@@ -649,7 +649,7 @@ fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
             assert!(d.nt <= 1024 && d.registers <= 255 && d.local_bytes <= 227 * 1024);
         } else {
             gemm += 1;
-            let direct_slots: Vec<usize> = (slot::DPX..=slot::DROWS).collect();
+            let direct_slots: Vec<usize> = (slot::DPX..=slot::DOST).collect();
             assert!(first(&c, &direct_slots), "{}", s.describe(&c));
         }
     }
@@ -689,4 +689,59 @@ fn dnn_conv_pinned_space_is_the_part_that_has_the_pins() {
     for bad in [pin("NOPE", 1), pin("ALGO", 2)] {
         assert!(space_pinned(&conv, &t, Levels::Hardware, Pass::Forward, &bad).is_err());
     }
+}
+
+/// The direct path's staged output (DOST): offered on both dialects (the bulk copies and
+/// the work-group-stores-only value 2 on CUDA), its two row-block buffers counted in the
+/// local memory the launch sizes, and refused where an output row is not whole float4s
+/// (the copies need 16-byte aligned rows).
+#[test]
+fn dnn_conv_direct_staged_output_is_sized_and_constrained() {
+    use common::cases::dnn_conv::VGG16;
+    use common::cases::dnn_conv::{direct_config, direct_derived, slot, space, Layer, Levels};
+    let conv = VGG16[0];
+    let dost = |s: &tune::Space| s.params()[slot::DOST].domain_len();
+    assert_eq!(dost(&space(&conv, &h100(), Levels::Hardware).unwrap()), 3);
+    assert_eq!(
+        dost(&space(&conv, &on(Language::OpenCl), Levels::Hardware).unwrap()),
+        2
+    );
+    // Session 9's winner: 8 x 4 x 4 work-items of 4 pixels x 8 channels: 32 channels x 4
+    // rows x 32 columns per row block, twice.
+    let mut v = vec![0; slot::MINB + 1];
+    for (s, x) in [
+        (slot::ALGO, 1),
+        (slot::DPX, 4),
+        (slot::DQK, 8),
+        (slot::DWX, 8),
+        (slot::DWY, 4),
+        (slot::DWK, 4),
+        (slot::DXMEM, 1),
+        (slot::DROWS, 4),
+    ] {
+        v[s] = x;
+    }
+    let plain = direct_derived(&v, &conv).local_bytes;
+    for d in [1, 2] {
+        v[slot::DOST] = d;
+        assert_eq!(
+            direct_derived(&v, &conv).local_bytes,
+            plain + 4 * 2 * 32 * 4 * 32
+        );
+    }
+    let s = space(&conv, &h100(), Levels::Hardware).unwrap();
+    let given = [("DQK", 8), ("DROWS", 4), ("DOST", 1)];
+    assert!(direct_config(&s, &given).is_some());
+    // 3 x 3 over 3 channels with 30 output columns: no staged output.
+    let odd = Layer {
+        name: "odd",
+        w: 30,
+        h: 30,
+        ..conv
+    };
+    assert_eq!(odd.q() % 4, 2);
+    let s = space(&odd, &h100(), Levels::Hardware).unwrap();
+    assert!(direct_config(&s, &[("DOST", 0)]).is_some());
+    assert!(direct_config(&s, &[("DOST", 1)]).is_none());
+    assert!(direct_config(&s, &[("DOST", 2)]).is_none());
 }

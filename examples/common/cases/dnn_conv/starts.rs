@@ -240,8 +240,8 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
 /// the input from global memory, 8 pixels (two quads), 8 and 32 channels per work-item,
 /// 2 or 4 channel groups, 8 rows, 2 to 16 row blocks per work-group (since session 9 the
 /// next block's halo tile is loaded while this one is multiplied), the channel loop rolled,
-/// streaming stores, 2 resident work-groups asked of the compiler, and the weights from
-/// global memory.
+/// streaming stores, 2 resident work-groups asked of the compiler, the weights from
+/// global memory, and session 9's winner with and without the staged output (DOST).
 fn direct_starts(space: &Space) -> Vec<Config> {
     let base: [(&str, i64); 11] = [
         ("DPX", 4),
@@ -256,7 +256,7 @@ fn direct_starts(space: &Space) -> Vec<Config> {
         ("STCS", 0),
         ("MINB", 1),
     ];
-    let shapes: [&[(&str, i64)]; 20] = [
+    let shapes: [&[(&str, i64)]; 25] = [
         &[],
         &[("DXMEM", 0)],
         &[("DPX", 8), ("DWX", 4), ("DWY", 8)],
@@ -284,6 +284,13 @@ fn direct_starts(space: &Space) -> Vec<Config> {
             ("UNR", 0),
         ],
         &[("DWMEM", 1)],
+        // Session 9's winner on the H100 (8 channels, 4 row blocks), then the output staged
+        // in local memory and written by bulk copies (DOST) with it and with the first.
+        &[("DQK", 8), ("DROWS", 4)],
+        &[("DQK", 8), ("DROWS", 4), ("DOST", 1)],
+        &[("DQK", 8), ("DROWS", 4), ("DOST", 2)],
+        &[("DROWS", 4), ("DOST", 1)],
+        &[("DOST", 1)],
     ];
     shapes
         .iter()
