@@ -308,9 +308,8 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
                 const int col = (i % (DCOLS / 4)) * 4;
                 const int pp = p0 + sg % DWY;
                 if (pp < P && 4 * col < obytes) {
-                    LOCAL_PTR src = ob + sg * DCOLS + col;
-                    DSTORE4(oblk + (sg / DWY) * (long)PQ + pp * Q + col, src[0], src[1], src[2],
-                            src[3]);
+                    const float4 v = SMEM_LOAD4(ob + sg * DCOLS + col);
+                    DSTORE4(oblk + (sg / DWY) * (long)PQ + pp * Q + col, v.x, v.y, v.z, v.w);
                 }
             }
 #endif
