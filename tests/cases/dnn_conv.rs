@@ -697,15 +697,20 @@ fn dnn_conv_pinned_space_is_the_part_that_has_the_pins() {
 /// (the copies need 16-byte aligned rows).
 #[test]
 fn dnn_conv_direct_staged_output_is_sized_and_constrained() {
-    use common::cases::dnn_conv::VGG16;
-    use common::cases::dnn_conv::{direct_config, direct_derived, slot, space, Layer, Levels};
+    use common::cases::dnn_conv::{
+        direct_config, direct_derived, slot, space_pinned, Layer, Levels, Pass, VGG16,
+    };
     let conv = VGG16[0];
+    // The direct path alone (its spaces build in seconds; the whole space's take minutes
+    // in a debug build).
+    let direct = |layer: &Layer, t: &Target| {
+        let pin = vec![("ALGO".to_string(), 1)];
+        space_pinned(layer, t, Levels::Hardware, Pass::Forward, &pin).unwrap()
+    };
+    let cuda = direct(&conv, &h100());
     let dost = |s: &tune::Space| s.params()[slot::DOST].domain_len();
-    assert_eq!(dost(&space(&conv, &h100(), Levels::Hardware).unwrap()), 3);
-    assert_eq!(
-        dost(&space(&conv, &on(Language::OpenCl), Levels::Hardware).unwrap()),
-        2
-    );
+    assert_eq!(dost(&cuda), 3);
+    assert_eq!(dost(&direct(&conv, &on(Language::OpenCl))), 2);
     // Session 9's winner: 8 x 4 x 4 work-items of 4 pixels x 8 channels: 32 channels x 4
     // rows x 32 columns per row block, twice.
     let mut v = vec![0; slot::MINB + 1];
@@ -729,9 +734,20 @@ fn dnn_conv_direct_staged_output_is_sized_and_constrained() {
             plain + 4 * 2 * 32 * 4 * 32
         );
     }
-    let s = space(&conv, &h100(), Levels::Hardware).unwrap();
-    let given = [("DQK", 8), ("DROWS", 4), ("DOST", 1)];
-    assert!(direct_config(&s, &given).is_some());
+    let shape = |d: i64| {
+        vec![
+            ("DQK", 8),
+            ("DWX", 8),
+            ("DWY", 4),
+            ("DWK", 4),
+            ("DXMEM", 1),
+            ("MINB", 1),
+            ("DOST", d),
+        ]
+    };
+    for d in 0..3 {
+        assert!(direct_config(&cuda, &shape(d)).is_some(), "DOST {d}");
+    }
     // 3 x 3 over 3 channels with 30 output columns: no staged output.
     let odd = Layer {
         name: "odd",
@@ -740,8 +756,8 @@ fn dnn_conv_direct_staged_output_is_sized_and_constrained() {
         ..conv
     };
     assert_eq!(odd.q() % 4, 2);
-    let s = space(&odd, &h100(), Levels::Hardware).unwrap();
-    assert!(direct_config(&s, &[("DOST", 0)]).is_some());
-    assert!(direct_config(&s, &[("DOST", 1)]).is_none());
-    assert!(direct_config(&s, &[("DOST", 2)]).is_none());
+    let s = direct(&odd, &h100());
+    assert!(direct_config(&s, &shape(0)).is_some());
+    assert!(direct_config(&s, &shape(1)).is_none());
+    assert!(direct_config(&s, &shape(2)).is_none());
 }
