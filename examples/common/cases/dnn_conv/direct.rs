@@ -38,8 +38,9 @@ pub(super) fn direct_domains(offered: bool, language: Language) -> Vec<(&'static
         // Input from global memory (0) or a halo tile in local memory (1).
         ("DXMEM", vec![0, 1]),
         // Row blocks per work-group (with the halo tile, the next block's input is loaded
-        // while this one is multiplied).
-        ("DROWS", vec![1, 2, 4, 8, 16]),
+        // while this one is multiplied). 32 and 64 since session 10: its H200 call tuned
+        // conv1_1 to 16 rows of one row each, the largest value then.
+        ("DROWS", vec![1, 2, 4, 8, 16, 32, 64]),
         // The output stored from registers (0) or staged per row block in local memory and
         // written from there (1): on sm_90 by asynchronous bulk copies that drain while the
         // next row block is multiplied, elsewhere by the work-group's stores; 2 (CUDA) the
