@@ -39,6 +39,7 @@
 # WINS lines of ALGO and the direct parameters, and Nsight Compute on the winner; about
 # 5.5 minutes) and `s` (the same after adjusting, plus VGG16 conv1_2 and AlexNet L1 with
 # cuDNN, and the profile of conv1_1's winner where time is left; about 6 minutes).
+# Session 10 (an H200): benches/gpu/run_beast10.sh (calls w and x).
 # Session 3: `d`, every AlexNet and VGG16 layer with cuDNN in one call (about 8 minutes;
 # see the part). A part alone: tests, cudnn, alexnet, opencl, vgg16, prune or bwd; `c` (vgg16-late): VGG16's
 # layers from conv3_1 on, in a call of their own (in part b, VGG16's 9 layers took more than
