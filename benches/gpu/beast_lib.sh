@@ -35,7 +35,7 @@ profile_config() {
   ncu=$(command -v ncu || echo /usr/local/cuda/bin/ncu)
   echo "### Nsight Compute: VGG16 conv1_1, $tag ($best)"
   mkdir -p "$OUT/prof"
-  timeout 110 bash $R $ncu --kernel-name dnn_conv --launch-count 1 --set full --import-source yes \
+  timeout "${PROFILE_TIMEOUT:-110}" bash $R $ncu --kernel-name dnn_conv --launch-count 1 --set full --import-source yes \
     --clock-control none -f -o "$OUT/prof/conv1_1-$tag" bash -c "cd $PWD && $B/dnn_conv --backend cuda \
     --net vgg16 --layers conv1_1 --evals 1 --seconds 5 --validate best --pin $best" \
     > "$OUT/prof/conv1_1-$tag-run.log" 2>&1
