@@ -15,7 +15,7 @@ import sys
 PARAMS = ["SPLITK", "BM", "BN", "BK", "VS", "FLAYOUT", "VA", "VB", "LCOLS", "PATCH", "OSTAGE", "MASK",
           "TILES", "KEXACT", "STCS", "DB", "MINB", "UNR",
           # The direct path (ALGO 1) and its parameters.
-          "ALGO", "DPX", "DQK", "DWX", "DWY", "DWK", "DWMEM", "DXMEM", "DROWS"]
+          "ALGO", "DPX", "DQK", "DWX", "DWY", "DWK", "DWMEM", "DXMEM", "DROWS", "DOST"]
 
 
 def main():

@@ -26,6 +26,13 @@
 //          multiplied: session 8's staged each block after a barrier, its loads unhidden)
 //   UNR    1: the channel loop unrolled too (R and S always are); 0: rolled (less code)
 //   STCS   (CUDA) the output stored with the streaming hint
+//   DOST   the output: 0 stored from registers by each work-item; 1 staged per row block in
+//          local memory ([DBM][DWY][DCOLS], two buffers) and written from there, on sm_90
+//          by asynchronous bulk copies (`cp.async.bulk`, one per channel row), so that the
+//          work-group multiplies the next row block while the copy engine drains this one
+//          (session 9: the H100's stores did not overlap the multiply-adds); elsewhere by
+//          the work-group's float4 stores from the staged tile (Q a multiple of 4);
+//          2 (CUDA) staged, and always stored by the work-group (1 without the copy engine)
 // Launch: 1-D, NT = DWX*DWY*DWK work-items, NB * DTP * DTQ * (KO/DBM) work-groups; local
 // memory DLOCAL floats.
 #if ALGO == 1
@@ -48,6 +55,7 @@
 #define XLD (XLD0 % 32 == 0 ? XLD0 + 4 : XLD0)
 #define WFLOATS (DWMEM == 0 ? CRS * DBM : 0)
 #define XFLOATS (DXMEM == 1 ? C * XROWS * XLD : 0)
+#define OSTG (DBM * DWY * DCOLS)                 // one staged row block of output
 #define WN (CRS * DBM)                           // weights staged per work-group
 #define WPER ((WN + NT - 1) / NT)                // of them per work-item
 #define XN (C * XROWS * XW)                      // halo tile elements loaded per row block
@@ -64,6 +72,16 @@
 #else
 #define DSTORE4(p, a, b, c, d) VSTORE4(p, a, b, c, d)
 #define DSTORE1(p, a) (*(p) = (a))
+#endif
+// The staged output's copies by the copy engine (DOST 1 where the device has it).
+#define DBULK (HAS_BULK && DOST == 1)
+#if !DBULK
+#undef BULK_WAIT_READ1
+#undef BULK_WAIT_ALL
+#undef BULK_FENCE
+#define BULK_WAIT_READ1()
+#define BULK_WAIT_ALL()
+#define BULK_FENCE()
 #endif
 #if DWMEM == 0
 #define WLOAD4(p) SMEM_LOAD4(p)
@@ -133,6 +151,12 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
 #if DXMEM == 1
     LOCAL_PTR xt = smem + WFLOATS;
 #endif
+#if DOST >= 1
+    LOCAL_PTR ost = smem + WFLOATS + XFLOATS;  // 16-byte aligned: both are multiples of 4
+    // The work-group's first channel's output row segments start here (add ch*PQ + p*Q).
+    OUT_PTR oblk = out + (n * KO + bm) * (long)PQ + q0;
+    const int obytes = 4 * (Q - q0 < DCOLS ? Q - q0 : DCOLS);
+#endif
 
     // Row blocks, the next one's halo tile loaded into registers (XPER per work-item) while
     // this one is multiplied, so that only the first block's loads wait; rb = -1 loads it.
@@ -175,12 +199,12 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
         if (p0 >= P) break;  // the same for the whole work-group
 #endif
         const int p = p0 + y;
-        if (p < P) {
-            float acc[DQK][DPX];
+        float acc[DQK][DPX];
+        PRAGMA(unroll)
+        for (int k = 0; k < DQK; ++k)
             PRAGMA(unroll)
-            for (int k = 0; k < DQK; ++k)
-                PRAGMA(unroll)
-                for (int j = 0; j < DPX; ++j) acc[k][j] = 0.0f;
+            for (int j = 0; j < DPX; ++j) acc[k][j] = 0.0f;
+        if (p < P) {
             C_UNROLL
             for (int c = 0; c < C; ++c) {
                 PRAGMA(unroll)
@@ -228,6 +252,7 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
                     }
                 }
             }
+#if DOST == 0
             // out[n][bm + kg*DQK + k][p][QUAD(g) + j]: float4 where the quad is whole and
             // rows start 16-byte aligned (Q a multiple of 4), else one at a time.
             OUT_PTR o = obase + p * Q;
@@ -247,8 +272,58 @@ KERNEL(dnn_conv)(OUT out, IN in, IN filter, IN filter_kcrs, IN filter_crsk, IN f
                             if (qq + j < Q) DSTORE1(o + k * PQ + qq + j, acc[k][4 * g + j]);
                 }
             }
+#endif
         }
+#if DOST >= 1
+        {
+            // Buffer rb % 2 was last read by the copies of row block rb - 2: each work-item
+            // waits for its own (all but its latest group), the barrier for everyone's.
+            LOCAL_PTR ob = ost + (rb & 1) * OSTG;
+            BULK_WAIT_READ1();
+            SYNC();
+            if (p < P) {
+                PRAGMA(unroll)
+                for (int k = 0; k < DQK; ++k)
+                    PRAGMA(unroll)
+                    for (int g = 0; g < DG; ++g)
+                        SMEM_STORE4(ob + ((kg * DQK + k) * DWY + y) * DCOLS + (g * DWX + x) * 4,
+                                    acc[k][4 * g], acc[k][4 * g + 1], acc[k][4 * g + 2],
+                                    acc[k][4 * g + 3]);
+            }
+            BULK_FENCE();  // the generic proxy's writes visible to the copy engine
+            SYNC();
+#if DBULK
+            // One copy per (channel, row) segment of the block: DCOLS floats (fewer in the
+            // last column block), contiguous in the output and in the staged tile. Issued by
+            // each warp's first lane: the copy instruction takes uniform operands, and call w
+            // (an H200) had every lane issue its own, which the compiler serialised over the
+            // warp (R2UR and PLOP3 a third of the instructions added, 1.47x slower).
+            if (tid % 32 == 0)
+                for (int sg = tid / 32; sg < DBM * DWY; sg += NT / 32) {
+                    const int pp = p0 + sg % DWY;
+                    if (pp < P)
+                        BULK_STORE(oblk + (sg / DWY) * (long)PQ + pp * Q, ob + sg * DCOLS, obytes);
+                }
+            BULK_COMMIT();
+#else
+            // The work-group's float4 stores of the staged tile, consecutive work-items on
+            // consecutive quads of a segment.
+            for (int i = tid; i < DBM * DWY * (DCOLS / 4); i += NT) {
+                const int sg = i / (DCOLS / 4);
+                const int col = (i % (DCOLS / 4)) * 4;
+                const int pp = p0 + sg % DWY;
+                if (pp < P && 4 * col < obytes) {
+                    const float4 v = SMEM_LOAD4(ob + sg * DCOLS + col);
+                    DSTORE4(oblk + (sg / DWY) * (long)PQ + pp * Q + col, v.x, v.y, v.z, v.w);
+                }
+            }
+#endif
+        }
+#endif
     }
+#if DOST >= 1
+    BULK_WAIT_ALL();  // the staged tile stays valid until the last copies have read it
+#endif
 }
 #undef WROW
 #undef WPUT

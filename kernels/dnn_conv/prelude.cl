@@ -31,6 +31,12 @@
 // Reads another work-group's partial tile from memory, not a cached copy.
 #define LDCG(p) (*(volatile __global const float*)(p))
 #define ATOMIC_INC(p) atomic_inc(p)
+// Local-memory float4 store (the staged output, direct.c's DOST); no bulk copies here.
+#define SMEM_STORE4(p, a, b, c, d) vstore4((float4)(a, b, c, d), 0, (p))
+#define HAS_BULK 0
+#define BULK_WAIT_READ1()
+#define BULK_WAIT_ALL()
+#define BULK_FENCE()
 // Backward-filter's reference kernel accumulates in double.
 #ifdef cl_khr_fp64
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable

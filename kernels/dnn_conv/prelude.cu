@@ -31,3 +31,28 @@
 // Reads past L1 (not coherent between multiprocessors): another block's partial tile.
 #define LDCG(p) __ldcg(p)
 #define ATOMIC_INC(p) atomicAdd(p, 1u)
+// Local-memory float4 store (the staged output, direct.c's DOST).
+#define SMEM_STORE4(p, a, b, c, d) (*reinterpret_cast<float4*>(p) = make_float4(a, b, c, d))
+// Asynchronous bulk copies from shared to global memory (sm_90: the copy engine, tracked
+// per thread in bulk groups); direct.c falls back to plain stores without them.
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+#define HAS_BULK 1
+__device__ __forceinline__ unsigned smem_u32(const void* p) {
+    unsigned a;
+    asm("{ .reg .u64 t; cvta.to.shared.u64 t, %1; cvt.u32.u64 %0, t; }" : "=r"(a) : "l"(p));
+    return a;
+}
+#define BULK_STORE(g, s, bytes)                                                          \
+    asm volatile("cp.async.bulk.global.shared::cta.bulk_group [%0], [%1], %2;" ::"l"(g), \
+                 "r"(smem_u32(s)), "r"(bytes)                                            \
+                 : "memory")
+#define BULK_COMMIT() asm volatile("cp.async.bulk.commit_group;" ::: "memory")
+#define BULK_WAIT_READ1() asm volatile("cp.async.bulk.wait_group.read 1;" ::: "memory")
+#define BULK_WAIT_ALL() asm volatile("cp.async.bulk.wait_group 0;" ::: "memory")
+#define BULK_FENCE() asm volatile("fence.proxy.async.shared::cta;" ::: "memory")
+#else
+#define HAS_BULK 0
+#define BULK_WAIT_READ1()
+#define BULK_WAIT_ALL()
+#define BULK_FENCE()
+#endif

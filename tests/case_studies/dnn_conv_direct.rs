@@ -103,8 +103,9 @@ const SHAPES: [(i64, i64, i64); 6] = [
 
 /// Every combination of the direct path's parameters picked below that is in a layer's
 /// space computes the convolution: pixels and channels per work-item, the weights and the
-/// input from local or global memory, row blocks, the channel loop rolled or not, and on
-/// CUDA streaming stores.
+/// input from local or global memory, row blocks, the channel loop rolled or not, the
+/// output staged in local memory (DOST; on sm_90 written by bulk copies), and on CUDA
+/// streaming stores.
 pub fn dnn_conv_direct_is_right<B: Backend>(backend: Arc<B>) {
     let target = Target::of(backend.as_ref()).unwrap();
     let cuda = target.language == crate::common::Language::Cuda;
@@ -135,17 +136,36 @@ pub fn dnn_conv_direct_is_right<B: Backend>(backend: Arc<B>) {
                 ("DROWS", pick(&[1, 2, 4], 3)),
                 ("UNR", pick(&[1, 0], 4)),
                 ("STCS", if cuda { pick(&[0, 1], 1) } else { 0 }),
+                // The output staged and written by the work-group (bulk copies on sm_90).
+                (
+                    "DOST",
+                    if cuda {
+                        pick(&[0, 1, 2], 5)
+                    } else {
+                        pick(&[0, 1], 5)
+                    },
+                ),
                 ("MINB", 1),
             ];
             // The first work-group shape in the space, with fewer pixels or channels per
-            // work-item where none fits.
-            let config = [(0, 0), (1, 0), (0, 1), (1, 1), (2, 2)]
+            // work-item where none fits, and the output from registers where the layer's
+            // rows are not whole float4s (no staged output there).
+            let config = [false, true]
                 .into_iter()
-                .flat_map(|(px, qk)| SHAPES.iter().map(move |s| (px, qk, *s)))
-                .find_map(|(px, qk, (dwx, dwy, dwk))| {
+                .flat_map(|plain| {
+                    [(0, 0), (1, 0), (0, 1), (1, 1), (2, 2)]
+                        .into_iter()
+                        .map(move |(px, qk)| (plain, px, qk))
+                })
+                .flat_map(|(plain, px, qk)| SHAPES.iter().map(move |s| (plain, px, qk, *s)))
+                .find_map(|(plain, px, qk, (dwx, dwy, dwk))| {
                     let mut given: Vec<(&str, i64)> = base.to_vec();
                     given[0].1 = (given[0].1 >> px).max(4);
                     given[1].1 = (given[1].1 >> qk).max(4);
+                    if plain {
+                        given.retain(|(n, _)| *n != "DOST");
+                        given.push(("DOST", 0));
+                    }
                     given.extend([("DWX", dwx), ("DWY", dwy), ("DWK", dwk)]);
                     direct_config(&space, &given).map(|c| (c, given))
                 });
@@ -198,10 +218,13 @@ pub fn dnn_conv_direct_is_right<B: Backend>(backend: Arc<B>) {
         ("UNR", 1),
         ("DWK", 1),
         ("DWK", 2),
+        ("DOST", 0),
+        ("DOST", 1),
     ] {
         assert!(seen.contains(&want), "never measured {want:?}: {seen:?}");
     }
     if cuda {
         assert!(seen.contains(&("STCS", 1)), "{seen:?}");
+        assert!(seen.contains(&("DOST", 2)), "{seen:?}");
     }
 }

@@ -526,14 +526,16 @@ fn dnn_conv_short_reductions_have_pixel_tiles_and_masks_on_both_backends() {
     // conv1_1 against conv1_2 (64 channels): PATCH 5 x OSTAGE 2 x MASK 2 x TILES 5 x
     // KEXACT 2 (x STCS 2 on CUDA), and the direct path's parameters (a reduction of 27).
     let ratio = |lang, a: &Layer, b: &Layer| cartesian(lang, a) / cartesian(lang, b);
-    let direct = 2 * 3 * 4 * 6 * 6 * 4 * 2 * 2 * 5;
+    // ALGO, DPX, DQK, DWX, DWY, DWK, DWMEM, DXMEM, DROWS, then DOST (3 values on CUDA, 2 on
+    // OpenCL).
+    let direct = 2 * 3 * 4 * 6 * 6 * 4 * 2 * 2 * 7;
     assert_eq!(
         ratio(cuda, &VGG16[0], &VGG16[1]),
-        5 * 2 * 2 * 5 * 2 * 2 * direct
+        5 * 2 * 2 * 5 * 2 * 2 * direct * 3
     );
     assert_eq!(
         ratio(opencl, &VGG16[0], &VGG16[1]),
-        5 * 2 * 2 * 5 * 2 * direct
+        5 * 2 * 2 * 5 * 2 * direct * 2
     );
     assert_eq!(ratio(opencl, &ALEXNET[0], &ALEXNET[1]), 5 * 2 * 2 * 5 * 2);
     // 16 channels of 1 x 1: a reduction of 16, channels innermost possible, no patch.
@@ -545,7 +547,7 @@ fn dnn_conv_short_reductions_have_pixel_tiles_and_masks_on_both_backends() {
         ..VGG16[1]
     };
     let pointwise = Layer { c: 16, ..pointwise };
-    assert_eq!(ratio(cuda, &pointwise, &VGG16[1]), 5 * 2 * 2 * direct);
+    assert_eq!(ratio(cuda, &pointwise, &VGG16[1]), 5 * 2 * 2 * direct * 3);
     for layer in ALEXNET[1..].iter().chain(&VGG16[2..]) {
         assert_eq!(
             cartesian(cuda, layer),
@@ -619,7 +621,7 @@ fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
     // Every other layer keeps its space: one value for each of the direct path's
     // parameters, ALGO 0 (AlexNet L2's at the hardware level, as the GPU runs build it).
     let l2 = space(&ALEXNET[1], &t, Levels::Hardware).unwrap();
-    for s in [slot::ALGO].into_iter().chain(slot::DPX..=slot::DROWS) {
+    for s in [slot::ALGO].into_iter().chain(slot::DPX..=slot::DOST) {
         assert_eq!(l2.params()[s].domain_len(), 1, "{}", l2.params()[s].name());
     }
     let bwd = space_for(&ALEXNET[0], &t, Levels::Software, Pass::BackwardFilter).unwrap();
@@ -649,7 +651,7 @@ fn dnn_conv_direct_path_is_offered_only_for_short_reductions() {
             assert!(d.nt <= 1024 && d.registers <= 255 && d.local_bytes <= 227 * 1024);
         } else {
             gemm += 1;
-            let direct_slots: Vec<usize> = (slot::DPX..=slot::DROWS).collect();
+            let direct_slots: Vec<usize> = (slot::DPX..=slot::DOST).collect();
             assert!(first(&c, &direct_slots), "{}", s.describe(&c));
         }
     }
@@ -689,4 +691,75 @@ fn dnn_conv_pinned_space_is_the_part_that_has_the_pins() {
     for bad in [pin("NOPE", 1), pin("ALGO", 2)] {
         assert!(space_pinned(&conv, &t, Levels::Hardware, Pass::Forward, &bad).is_err());
     }
+}
+
+/// The direct path's staged output (DOST): offered on both dialects (the bulk copies and
+/// the work-group-stores-only value 2 on CUDA), its two row-block buffers counted in the
+/// local memory the launch sizes, and refused where an output row is not whole float4s
+/// (the copies need 16-byte aligned rows).
+#[test]
+fn dnn_conv_direct_staged_output_is_sized_and_constrained() {
+    use common::cases::dnn_conv::{
+        direct_config, direct_derived, slot, space_pinned, Layer, Levels, Pass, VGG16,
+    };
+    let conv = VGG16[0];
+    // The direct path alone (its spaces build in seconds; the whole space's take minutes
+    // in a debug build).
+    let direct = |layer: &Layer, t: &Target| {
+        let pin = vec![("ALGO".to_string(), 1)];
+        space_pinned(layer, t, Levels::Hardware, Pass::Forward, &pin).unwrap()
+    };
+    let cuda = direct(&conv, &h100());
+    let dost = |s: &tune::Space| s.params()[slot::DOST].domain_len();
+    assert_eq!(dost(&cuda), 3);
+    assert_eq!(dost(&direct(&conv, &on(Language::OpenCl))), 2);
+    // Session 9's winner: 8 x 4 x 4 work-items of 4 pixels x 8 channels: 32 channels x 4
+    // rows x 32 columns per row block, twice.
+    let mut v = vec![0; slot::MINB + 1];
+    for (s, x) in [
+        (slot::ALGO, 1),
+        (slot::DPX, 4),
+        (slot::DQK, 8),
+        (slot::DWX, 8),
+        (slot::DWY, 4),
+        (slot::DWK, 4),
+        (slot::DXMEM, 1),
+        (slot::DROWS, 4),
+    ] {
+        v[s] = x;
+    }
+    let plain = direct_derived(&v, &conv).local_bytes;
+    for d in [1, 2] {
+        v[slot::DOST] = d;
+        assert_eq!(
+            direct_derived(&v, &conv).local_bytes,
+            plain + 4 * 2 * 32 * 4 * 32
+        );
+    }
+    let shape = |d: i64| {
+        vec![
+            ("DQK", 8),
+            ("DWX", 8),
+            ("DWY", 4),
+            ("DWK", 4),
+            ("DXMEM", 1),
+            ("MINB", 1),
+            ("DOST", d),
+        ]
+    };
+    for d in 0..3 {
+        assert!(direct_config(&cuda, &shape(d)).is_some(), "DOST {d}");
+    }
+    // 3 x 3 over 3 channels with 30 output columns: no staged output.
+    let odd = Layer {
+        name: "odd",
+        w: 30,
+        h: 30,
+        ..conv
+    };
+    assert_eq!(odd.q() % 4, 2);
+    let s = direct(&odd, &h100());
+    assert!(direct_config(&s, &shape(0)).is_some());
+    assert!(direct_config(&s, &shape(1)).is_none());
+    assert!(direct_config(&s, &shape(2)).is_none());
 }

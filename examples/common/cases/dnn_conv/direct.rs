@@ -23,7 +23,7 @@ pub(super) fn algo_domain(offered: bool) -> (&'static str, Vec<usize>) {
 /// The direct path's parameters (in slot order, after the GEMM's) and their values where it
 /// is offered; the first value of each is the only one elsewhere, and the one every
 /// configuration of the other path has.
-pub(super) fn direct_domains(offered: bool) -> Vec<(&'static str, Vec<usize>)> {
+pub(super) fn direct_domains(offered: bool, language: Language) -> Vec<(&'static str, Vec<usize>)> {
     let d = vec![
         // Output pixels per work-item along W, in quads of 4 (float4 stores) DWX quads apart.
         ("DPX", vec![4, 8, 16]),
@@ -38,8 +38,20 @@ pub(super) fn direct_domains(offered: bool) -> Vec<(&'static str, Vec<usize>)> {
         // Input from global memory (0) or a halo tile in local memory (1).
         ("DXMEM", vec![0, 1]),
         // Row blocks per work-group (with the halo tile, the next block's input is loaded
-        // while this one is multiplied).
-        ("DROWS", vec![1, 2, 4, 8, 16]),
+        // while this one is multiplied). 32 and 64 since session 10: its H200 call tuned
+        // conv1_1 to 16 rows of one row each, the largest value then.
+        ("DROWS", vec![1, 2, 4, 8, 16, 32, 64]),
+        // The output stored from registers (0) or staged per row block in local memory and
+        // written from there (1): on sm_90 by asynchronous bulk copies that drain while the
+        // next row block is multiplied, elsewhere by the work-group's stores; 2 (CUDA) the
+        // latter on every device (staging without the copy engine, for comparison).
+        (
+            "DOST",
+            match language {
+                Language::Cuda => vec![0, 1, 2],
+                Language::OpenCl => vec![0, 1],
+            },
+        ),
     ];
     if offered {
         d
@@ -62,7 +74,8 @@ pub struct DirectDerived {
     pub channels: usize,
     /// Work-groups of the launch.
     pub groups: usize,
-    /// Local memory per work-group, bytes (the weights and the halo tile; at least 16).
+    /// Local memory per work-group, bytes (the weights, the halo tile and the staged
+    /// output's two buffers; at least 16).
     pub local_bytes: usize,
     /// Registers per work-item, estimated: the accumulators, one input row under each quad
     /// of pixels, one tap's weights, the next row block's share of the halo tile (in flight
@@ -100,17 +113,22 @@ pub fn direct_derived(v: &[usize], layer: &Layer) -> DirectDerived {
     } else {
         (0, 0)
     };
+    let staged = if v[DOST] >= 1 {
+        2 * channels * dwy * cols
+    } else {
+        0
+    };
     DirectDerived {
         nt,
         channels,
         groups,
-        local_bytes: (4 * (weights + tile)).max(16),
+        local_bytes: (4 * (weights + tile + staged)).max(16),
         registers: dpx * dqk + (dpx / 4).max(1) * nq4 + dqk + prefetch + 24,
     }
 }
 
 /// The slots the direct path reads (with `ALGO`).
-const DIRECT_SLOTS: [usize; 9] = [ALGO, DPX, DQK, DWX, DWY, DWK, DWMEM, DXMEM, DROWS];
+const DIRECT_SLOTS: [usize; 10] = [ALGO, DPX, DQK, DWX, DWY, DWK, DWMEM, DXMEM, DROWS, DOST];
 
 /// Hardware: the device's work-group size and warp, the registers, the local memory and
 /// 2 work-groups (or `minb`) per compute unit, as the GEMM's level.
@@ -183,6 +201,13 @@ pub(super) fn direct_constraints<'a>(
             .label(
                 "software: the direct path's block no wider and its row blocks no taller than \
                  the output rounded up to powers of 2",
+            )
+            .constraint(&[ALGO, DOST], move |b| {
+                b.get::<usize>(ALGO) == 0 || b.get::<usize>(DOST) == 0 || l.q() % 4 == 0
+            })
+            .label(
+                "software: the direct path's staged output only where output rows are whole \
+                 float4s (16-byte aligned copies)",
             );
     }
     if hw {
@@ -228,8 +253,8 @@ pub fn direct_config(space: &Space, given: &[(&str, i64)]) -> Option<Config> {
 
 /// The names of the direct path's parameters: a configuration given without them (a
 /// GEMM configuration from before they existed) takes their first values.
-pub const DIRECT_PARAMS: [&str; 9] = [
-    "ALGO", "DPX", "DQK", "DWX", "DWY", "DWK", "DWMEM", "DXMEM", "DROWS",
+pub const DIRECT_PARAMS: [&str; 10] = [
+    "ALGO", "DPX", "DQK", "DWX", "DWY", "DWK", "DWMEM", "DXMEM", "DROWS", "DOST",
 ];
 
 /// `values` with the direct path's parameters it lacks at their first values (`ALGO` 0).

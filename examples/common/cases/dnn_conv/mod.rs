@@ -92,8 +92,9 @@ pub mod slot {
     pub const DWMEM: usize = 30;
     pub const DXMEM: usize = 31;
     pub const DROWS: usize = 32;
+    pub const DOST: usize = 33;
     /// CUDA only.
-    pub const MINB: usize = 33;
+    pub const MINB: usize = 34;
 }
 
 /// How the outputs are validated.

@@ -117,7 +117,7 @@ fn domains(language: Language, pass: Pass, layer: &Layer) -> Vec<(&'static str, 
         ),
     ];
     // The direct path's (direct.rs), offered for short reductions.
-    d.extend(direct_domains(offered));
+    d.extend(direct_domains(offered, language));
     if language == Language::Cuda {
         d.push(("MINB", vec![1, 2]));
     }
@@ -660,7 +660,7 @@ pub fn space_pinned(
             .filter(|&s| s != UNR)
             .map(|s| (s, first(s)))
             .collect();
-        let direct_first: Vec<(usize, usize)> = (DPX..=DROWS).map(|s| (s, first(s))).collect();
+        let direct_first: Vec<(usize, usize)> = (DPX..=DOST).map(|s| (s, first(s))).collect();
         b = direct_constraints(
             b,
             layer,

@@ -233,6 +233,16 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
         .collect()
 }
 
+/// Session 10's direct winner on the H200 (call w), over the starts' base.
+const W10: [(&str, i64); 6] = [
+    ("DQK", 8),
+    ("DWY", 1),
+    ("DWK", 8),
+    ("STCS", 1),
+    ("MINB", 2),
+    ("DROWS", 16),
+];
+
 /// The direct path's starts (where it is offered): 4 pixels x 16 out channels per
 /// work-item in work-groups of 8 x 4 x 4 (32 x 4 pixels, 64 channels: conv1_1's 224
 /// columns in 7 blocks), the weights and the input's halo tile in local memory (the best
@@ -240,8 +250,9 @@ pub(super) fn backward_filter_starts(space: &Space) -> Vec<Config> {
 /// the input from global memory, 8 pixels (two quads), 8 and 32 channels per work-item,
 /// 2 or 4 channel groups, 8 rows, 2 to 16 row blocks per work-group (since session 9 the
 /// next block's halo tile is loaded while this one is multiplied), the channel loop rolled,
-/// streaming stores, 2 resident work-groups asked of the compiler, and the weights from
-/// global memory.
+/// streaming stores, 2 resident work-groups asked of the compiler, the weights from
+/// global memory, session 9's winner with and without the staged output (DOST), and
+/// session 10's (W10) with 32 and 64 row blocks and the staged output.
 fn direct_starts(space: &Space) -> Vec<Config> {
     let base: [(&str, i64); 11] = [
         ("DPX", 4),
@@ -256,7 +267,7 @@ fn direct_starts(space: &Space) -> Vec<Config> {
         ("STCS", 0),
         ("MINB", 1),
     ];
-    let shapes: [&[(&str, i64)]; 20] = [
+    let shapes: [&[(&str, i64)]; 30] = [
         &[],
         &[("DXMEM", 0)],
         &[("DPX", 8), ("DWX", 4), ("DWY", 8)],
@@ -284,6 +295,20 @@ fn direct_starts(space: &Space) -> Vec<Config> {
             ("UNR", 0),
         ],
         &[("DWMEM", 1)],
+        // Session 9's winner on the H100 (8 channels, 4 row blocks), then the output staged
+        // in local memory and written by bulk copies (DOST) with it and with the first.
+        &[("DQK", 8), ("DROWS", 4)],
+        &[("DQK", 8), ("DROWS", 4), ("DOST", 1)],
+        &[("DQK", 8), ("DROWS", 4), ("DOST", 2)],
+        &[("DROWS", 4), ("DOST", 1)],
+        &[("DOST", 1)],
+        // Session 10's winner on the H200 (call w: 8 x 1 x 8 work-items, 16 row blocks of
+        // one row, streaming stores, MINB 2), with more row blocks and the staged output.
+        &W10,
+        &[W10[0], W10[1], W10[2], W10[3], W10[4], ("DROWS", 32)],
+        &[W10[0], W10[1], W10[2], W10[3], W10[4], ("DROWS", 64)],
+        &[W10[0], W10[1], W10[2], W10[3], W10[4], W10[5], ("DOST", 1)],
+        &[W10[0], W10[1], W10[2], W10[3], W10[4], W10[5], ("DOST", 2)],
     ];
     shapes
         .iter()
