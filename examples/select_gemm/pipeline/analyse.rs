@@ -62,9 +62,22 @@ fn nested_rows(
 /// candidate's inner score, the recipe it chose, its test score and its set's bound.
 struct SchemeRow {
     k: usize,
+    chosen: usize,
     scheme: String,
     inner: Vec<tune::select::Score>,
-    row: NestedRow,
+    /// The chosen scheme's row where it is neither select10's nor select8's (whose rows
+    /// the report has computed already: `known`).
+    own: Option<NestedRow>,
+}
+
+impl SchemeRow {
+    /// The chosen scheme's row at this k.
+    fn row<'a>(&'a self, known: [&'a [NestedRow]; 2]) -> Option<&'a NestedRow> {
+        match known.get(self.chosen) {
+            Some(rows) => rows.iter().find(|r| r.k == self.k),
+            None => self.own.as_ref(),
+        }
+    }
 }
 
 fn scheme_rows(
@@ -78,15 +91,19 @@ fn scheme_rows(
     for &k in &KS {
         let scores = choice.choose(m, &split.train, k)?;
         let (name, nested) = &choice.schemes[scores.chosen];
-        let mut row = nested_rows(m, truth, split, nested, &[k])?;
-        if let Some(row) = row.pop() {
-            rows.push(SchemeRow {
-                k,
-                scheme: name.clone(),
-                inner: scores.scores,
-                row,
-            });
-        }
+        // schemes11's first two are `scheme` and `scheme8`, whose rows exist.
+        let own = if scores.chosen >= 2 {
+            nested_rows(m, truth, split, nested, &[k])?.pop()
+        } else {
+            None
+        };
+        rows.push(SchemeRow {
+            k,
+            chosen: scores.chosen,
+            scheme: name.clone(),
+            inner: scores.scores,
+            own,
+        });
     }
     Ok(rows)
 }
@@ -339,17 +356,19 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             "select11's scheme ({}): the scheme chosen by cross-validation inside the training shapes (the folds above; each candidate's own choice nested in each fold), then its recipe on all of them:\n\n| k | scheme chosen | inner: select10's / select8's / shift in the folds | recipe | test score | set's bound | select10's scheme (shipped above) |\n|---:|---|---|---|---:|---:|---:|",
             split.name
         );
+        let known = [rows.as_slice(), eight.as_slice()];
         for e in &eleven {
             let inner: Vec<String> = e.inner.iter().map(pct_inner).collect();
+            let Some(row) = e.row(known) else { continue };
             let _ = writeln!(
                 out,
                 "| {} | {} | {} | {} | {} | {} | {} |",
                 e.k,
                 e.scheme,
                 inner.join(" / "),
-                e.row.choice.recipe.name(),
-                pct(&e.row.test),
-                pct(&e.row.bound),
+                row.choice.recipe.name(),
+                pct(&row.test),
+                pct(&row.bound),
                 rows.iter()
                     .find(|r| r.k == e.k)
                     .map(|r| pct(&r.test))
@@ -361,7 +380,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             eleven
                 .iter()
                 .find(|r| r.k == k)
-                .map(|r| format!("{} ({})", pct(&r.row.test), r.scheme))
+                .and_then(|r| Some(format!("{} ({})", pct(&r.row(known)?.test), r.scheme)))
                 .unwrap_or_default()
         };
         let _ = writeln!(

@@ -10,6 +10,8 @@
 
 use std::collections::HashMap;
 
+use rayon::prelude::*;
+
 use super::deploy::Selector;
 use super::matrix::{score_or_worst, Matrix, Score};
 use super::nested::{Choice, Nested};
@@ -52,25 +54,37 @@ impl SchemeChoice {
             )));
         }
         let held_all: Vec<usize> = folds.iter().flat_map(|(_, h)| h.iter().copied()).collect();
-        let scores = self
-            .schemes
-            .iter()
-            .map(|(_, scheme)| {
-                let mut picks: HashMap<usize, usize> = HashMap::new();
-                for (fit, held) in &folds {
-                    // A fold the scheme cannot be fitted on scores its inputs' worst.
-                    let Ok((s, _)) = scheme.fit(m, fit, k) else {
-                        continue;
-                    };
-                    for &i in held {
-                        let pick = s
-                            .choose(&m.inputs()[i].features)
-                            .and_then(|cfg| m.configs().iter().position(|x| x == cfg));
-                        if let Some(c) = pick {
-                            picks.insert(i, c);
-                        }
-                    }
-                }
+        // Every (scheme, fold) fit is independent: on every core (each is a whole nested
+        // choice of hundreds of recipes).
+        let jobs: Vec<(usize, usize)> = (0..self.schemes.len())
+            .flat_map(|s| (0..folds.len()).map(move |f| (s, f)))
+            .collect();
+        let fitted: Vec<(usize, Vec<(usize, usize)>)> = jobs
+            .par_iter()
+            .map(|&(s, f)| {
+                let (fit, held) = &folds[f];
+                // A fold the scheme cannot be fitted on scores its inputs' worst.
+                let Ok((sel, _)) = self.schemes[s].1.fit(m, fit, k) else {
+                    return (s, Vec::new());
+                };
+                let picks = held
+                    .iter()
+                    .filter_map(|&i| {
+                        sel.choose(&m.inputs()[i].features)
+                            .and_then(|cfg| m.configs().iter().position(|x| x == cfg))
+                            .map(|c| (i, c))
+                    })
+                    .collect();
+                (s, picks)
+            })
+            .collect();
+        let scores = (0..self.schemes.len())
+            .map(|s| {
+                let picks: HashMap<usize, usize> = fitted
+                    .iter()
+                    .filter(|(t, _)| *t == s)
+                    .flat_map(|(_, p)| p.iter().copied())
+                    .collect();
                 score_or_worst(m, &held_all, |i| picks.get(&i).copied())
             })
             .collect::<Vec<Score>>();
