@@ -210,3 +210,29 @@ pub fn deploy(m: &Matrix) -> Result<(Selector, Choice, String)> {
     let (s, c, scores) = choice.fit(m, &all, DEPLOY_K)?;
     Ok((s, c, choice.schemes[scores.chosen].0.clone()))
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select11_chooses_among_select10s_select8s_and_the_shift_in_the_folds() {
+        for by_group in [false, true] {
+            let c = schemes11(by_group);
+            assert_eq!(c.schemes.len(), 3);
+            // Ties keep round 10's scheme.
+            assert_eq!(c.schemes[0].1, scheme(by_group));
+            assert_eq!(c.schemes[1].1, scheme8(by_group));
+            let folds = &c.schemes[2].1;
+            assert_eq!(folds.recipes.len(), scheme8(by_group).recipes.len());
+            for (r, plain) in folds.recipes.iter().zip(&scheme8(by_group).recipes) {
+                let model = matches!(r.objective, Objective::Model(_));
+                // Every tree shifted inside the folds, a model never; nothing else moves.
+                assert_eq!(r.fit_shift, !model);
+                assert_eq!(Recipe { fit_shift: false, ..*r }, *plain);
+            }
+            assert_eq!(folds.shift_tilings, output_tilings());
+            assert!(c.schemes.iter().all(|(_, s)| s.by_group == by_group));
+        }
+    }
+}
