@@ -229,7 +229,13 @@ mod tests {
                 let model = matches!(r.objective, Objective::Model(_));
                 // Every tree shifted inside the folds, a model never; nothing else moves.
                 assert_eq!(r.fit_shift, !model);
-                assert_eq!(Recipe { fit_shift: false, ..*r }, *plain);
+                assert_eq!(
+                    Recipe {
+                        fit_shift: false,
+                        ..*r
+                    },
+                    *plain
+                );
             }
             assert_eq!(folds.shift_tilings, output_tilings());
             assert!(c.schemes.iter().all(|(_, s)| s.by_group == by_group));
