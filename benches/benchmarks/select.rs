@@ -6,7 +6,8 @@
 //! quadratic model each over `m, n, k` and five derived features, and (select10) a
 //! GEMM-sized tree with a fit shift of tests/select_fit_shift.rs: eight tiles, an
 //! unlimited tree over `m, n, k` and five derived features, each leaf computing its
-//! pick's output fit. Beside criterion's median, for the demo tree and the fit-shift
+//! pick's output fit (select11: where the pick's fit is short, the re-weighing computes
+//! each distinct tile side's fit once, not each position's two). Beside criterion's median, for the demo tree and the fit-shift
 //! tree, the 99th
 //! percentile of calls timed in batches of 64, and the same with 16 threads calling at once
 //! (per-thread CPU time per call, so that a machine with fewer cores than threads does not

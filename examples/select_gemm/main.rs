@@ -359,7 +359,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     let (shipped_from, _, _) = pipeline::labelled(&m, &truth, &all, budget)?;
     // The tuning run's matrix, label cells included, is what the shipped selector read.
     db.record_matrix(&shipped_from)?;
-    let (selector, _) = pipeline::deploy(&shipped_from)?;
+    let (selector, _, _) = pipeline::deploy(&shipped_from)?;
     db.record_selector(&selector)?;
     let source = selector.rust(<GemmCpuConfig as tune::__private::Tunable>::FINGERPRINT)?;
     tune::results::write_atomic(

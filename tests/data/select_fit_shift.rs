@@ -13,12 +13,17 @@
             _ => 1.0,
         }
     };
-    let __tune_shift = |pick: usize, least: f64, stats: &[(f64, f64)]| -> usize {
-        if __tune_fit(pick) >= least {
-            return pick;
-        }
-        let ratio = |p: usize, l: f64| if l > 0.0 { (__tune_fit(p) / l).min(1.0) } else { 1.0 };
-        let top = stats.iter().fold(0.0f64, |a, s| a.max(s.0));
+    let __tune_shift = |pick: usize, least: f64, top: f64, stats: &[(f64, f64)]| -> usize {
+        let d: [f64; 2] = [m / ((m / 64.0).ceil() * 64.0), m / ((m / 32.0).ceil() * 32.0)];
+        let fit = |p: usize| -> f64 {
+            let v: f64 = match p {
+                0 => d[0],
+                1 => d[1],
+                _ => 1.0,
+            };
+            if v.is_finite() { v } else { 0.0 }
+        };
+        let ratio = |p: usize, l: f64| if l > 0.0 { (fit(p) / l).min(1.0) } else { 1.0 };
         let mut best = (pick, top * ratio(pick, least));
         for (p, s) in stats.iter().enumerate() {
             // A ratio is at most 1: a share at or below the best score cannot beat it.
@@ -32,9 +37,9 @@
         best.0
     };
     let __tune_pick: usize = if m <= 17.027756377319943 {
-    if __tune_fit(1) >= 0.0625 { 1usize } else { __tune_shift(1, 0.0625, &[(0.8333333333333334, 0.03125), (1.0, 0.0625)]) }
+    if __tune_fit(1) >= 0.0625 { 1usize } else { __tune_shift(1, 0.0625, 1.0, &[(0.8333333333333334, 0.03125), (1.0, 0.0625)]) }
 } else {
-    if __tune_fit(0) >= 1.0 { 0usize } else { __tune_shift(0, 1.0, &[(1.0, 1.0), (0.6000000000000001, 1.0)]) }
+    if __tune_fit(0) >= 1.0 { 0usize } else { __tune_shift(0, 1.0, 1.0, &[(1.0, 1.0), (0.6000000000000001, 1.0)]) }
 };
     match __tune_pick {
         0 => Self { tile: 64 },

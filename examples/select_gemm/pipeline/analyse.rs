@@ -14,7 +14,8 @@ use tune::{Result, Value};
 use super::cells::verify;
 use super::labels::labelled;
 use super::recipe::{
-    deploy, derived, methods, scheme, scheme7, scheme8, scheme9, splits, DEPLOY_K, KS, KS_FIRST,
+    deploy, derived, methods, scheme, scheme7, scheme8, scheme9, schemes11, splits, DEPLOY_K, KS,
+    KS_FIRST,
 };
 use super::run_file::{read_run, RunFile};
 
@@ -52,6 +53,56 @@ fn nested_rows(
             choice,
             test,
             bound,
+        });
+    }
+    Ok(rows)
+}
+
+/// select11's choice of the scheme on one split, for each k: the scheme chosen and every
+/// candidate's inner score, the recipe it chose, its test score and its set's bound.
+struct SchemeRow {
+    k: usize,
+    chosen: usize,
+    scheme: String,
+    inner: Vec<tune::select::Score>,
+    /// The chosen scheme's row where it is neither select10's nor select8's (whose rows
+    /// the report has computed already: `known`).
+    own: Option<NestedRow>,
+}
+
+impl SchemeRow {
+    /// The chosen scheme's row at this k.
+    fn row<'a>(&'a self, known: [&'a [NestedRow]; 2]) -> Option<&'a NestedRow> {
+        match known.get(self.chosen) {
+            Some(rows) => rows.iter().find(|r| r.k == self.k),
+            None => self.own.as_ref(),
+        }
+    }
+}
+
+fn scheme_rows(
+    m: &Matrix,
+    truth: &Matrix,
+    split: &Split,
+    by_group: bool,
+) -> Result<Vec<SchemeRow>> {
+    let choice = schemes11(by_group);
+    let mut rows = Vec::new();
+    for &k in &KS {
+        let scores = choice.choose(m, &split.train, k)?;
+        let (name, nested) = &choice.schemes[scores.chosen];
+        // schemes11's first two are `scheme` and `scheme8`, whose rows exist.
+        let own = if scores.chosen >= 2 {
+            nested_rows(m, truth, split, nested, &[k])?.pop()
+        } else {
+            None
+        };
+        rows.push(SchemeRow {
+            k,
+            chosen: scores.chosen,
+            scheme: name.clone(),
+            inner: scores.scores,
+            own,
         });
     }
     Ok(rows)
@@ -155,6 +206,9 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         "| split | label cells measured / wanted (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen, k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
     );
     let first = run.first()?;
+    let mut summary11 = String::from(
+        "| split | one config | nearest input (today) | select10's scheme k=4 / k=8 | select11's scheme (the scheme chosen) k=4 / k=6 / k=8 / k=15 |\n|---|---:|---:|---:|---|\n",
+    );
     let mut labels = String::from(
         "| split | label cells measured / wanted (% of the grid) | shipped k=4 | shipped k=8 | chosen, k=8 |\n|---|---:|---:|---:|---|\n",
     );
@@ -292,6 +346,62 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             );
         }
         let _ = writeln!(out);
+        // select11: the scheme itself chosen inside the training shapes.
+        let eleven = scheme_rows(m, truth, &split, by_group).unwrap_or_else(|e| {
+            let _ = writeln!(out, "select11's scheme ({}): not fitted: {e}\n", split.name);
+            Vec::new()
+        });
+        let _ = writeln!(
+            out,
+            "select11's scheme ({}): the scheme chosen by cross-validation inside the training shapes (the folds above; each candidate's own choice nested in each fold), then its recipe on all of them:\n\n| k | scheme chosen | inner: select10's / select8's / shift in the folds | recipe | test score | set's bound | select10's scheme (shipped above) |\n|---:|---|---|---|---:|---:|---:|",
+            split.name
+        );
+        let known = [rows.as_slice(), eight.as_slice()];
+        for e in &eleven {
+            let inner: Vec<String> = e.inner.iter().map(pct_inner).collect();
+            let Some(row) = e.row(known) else { continue };
+            let _ = writeln!(
+                out,
+                "| {} | {} | {} | {} | {} | {} | {} |",
+                e.k,
+                e.scheme,
+                inner.join(" / "),
+                row.choice.recipe.name(),
+                pct(&row.test),
+                pct(&row.bound),
+                rows.iter()
+                    .find(|r| r.k == e.k)
+                    .map(|r| pct(&r.test))
+                    .unwrap_or_default()
+            );
+        }
+        let _ = writeln!(out);
+        let eleven_at = |k: usize| {
+            eleven
+                .iter()
+                .find(|r| r.k == k)
+                .and_then(|r| Some(format!("{} ({})", pct(&r.row(known)?.test), r.scheme)))
+                .unwrap_or_default()
+        };
+        let _ = writeln!(
+            summary11,
+            "| {} | {} | {} | {} / {} | {} / {} / {} / {} |",
+            split.name,
+            pct(&r.single_best),
+            pct(&r.nearest_best),
+            rows.iter()
+                .find(|r| r.k == 4)
+                .map(|r| pct(&r.test))
+                .unwrap_or_default(),
+            rows.iter()
+                .find(|r| r.k == DEPLOY_K)
+                .map(|r| pct(&r.test))
+                .unwrap_or_default(),
+            eleven_at(4),
+            eleven_at(6),
+            eleven_at(DEPLOY_K),
+            eleven_at(15),
+        );
         let at = |k: usize| rows.iter().find(|r| r.k == k);
         let old_at = |k: usize| {
             old.iter()
@@ -426,6 +536,10 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         out,
         "## Summary (unseen shapes, % of the per-shape optimum)\n\n{summary}"
     );
+    let _ = writeln!(
+        out,
+        "## select11: the scheme chosen inside the training shapes (unseen shapes, % of the per-shape optimum)\n\n{summary11}"
+    );
     if budget > 0 {
         let _ = writeln!(
             out,
@@ -445,10 +559,10 @@ pub fn analyse(run: &RunFile) -> Result<String> {
     }
     let all: Vec<usize> = (0..m.inputs().len()).collect();
     let (shipped_from, _, _) = labelled(m, &learnt, &all, run.set_budget(all.len()))?;
-    let (s, choice) = deploy(&shipped_from)?;
+    let (s, choice, scheme_name) = deploy(&shipped_from)?;
     let _ = writeln!(
         out,
-        "## Deployed\n\n{} configurations by {} (chosen by cross-validation over all {} shapes, a network left out per fold, inner score {}), tree depth {}, {} leaves:\n",
+        "## Deployed\n\n{} configurations by {} ({scheme_name} scheme; both chosen by cross-validation over all {} shapes, a network left out per fold, inner score {}), tree depth {}, {} leaves:\n",
         s.configs.len(),
         choice.recipe.name(),
         m.inputs().len(),

@@ -3,8 +3,8 @@
 
 use tune::select::features::{Derived, Tiling};
 use tune::select::{
-    group_splits, random_split, Choice, Matrix, Nested, Normalisation, Recipe, Selector, SetMethod,
-    Split,
+    group_splits, random_split, Choice, Matrix, Nested, Normalisation, Objective, Recipe,
+    SchemeChoice, Selector, SetMethod, Split,
 };
 use tune::Result;
 
@@ -169,10 +169,76 @@ pub fn scheme(by_group: bool) -> Nested {
     }
 }
 
-/// The selector that ships: [`DEPLOY_K`] configurations, the recipe chosen by
-/// cross-validation over every shape with a network left out per fold (a library meets
-/// networks it was not tuned on).
-pub fn deploy(m: &Matrix) -> Result<(Selector, Choice)> {
+/// The schemes select11 chooses among (fixed before its GPU call's data were read), in
+/// this order (the first wins ties): select10's ([`scheme`]: select8's choice, the chosen
+/// tree with a fit shift), select8's ([`scheme8`]: no shift), and the shift inside the
+/// folds (select8's recipes, every tree with a fit shift, so that the folds score the
+/// shifted picks; select10's variant (b)). Select10 chose among them by the committed
+/// runs' test scores; here [`SchemeChoice`] chooses by cross-validation inside the
+/// training shapes, folds as [`scheme`]'s, each scheme's own cross-validation nested in
+/// each fold.
+pub fn schemes11(by_group: bool) -> SchemeChoice {
+    let eight = scheme8(by_group);
+    let in_folds = Nested {
+        recipes: eight
+            .recipes
+            .iter()
+            .map(|r| Recipe {
+                fit_shift: !matches!(r.objective, Objective::Model(_)),
+                ..*r
+            })
+            .collect(),
+        shift_tilings: output_tilings(),
+        ..eight.clone()
+    };
+    SchemeChoice {
+        schemes: vec![
+            ("select10's".into(), scheme(by_group)),
+            ("select8's".into(), eight),
+            ("shift in the folds".into(), in_folds),
+        ],
+    }
+}
+
+/// The selector that ships (select11): [`DEPLOY_K`] configurations, the scheme of
+/// [`schemes11`] and its recipe chosen by cross-validation over every shape with a
+/// network left out per fold (a library meets networks it was not tuned on); the name of
+/// the scheme chosen.
+pub fn deploy(m: &Matrix) -> Result<(Selector, Choice, String)> {
     let all: Vec<usize> = (0..m.inputs().len()).collect();
-    scheme(true).fit(m, &all, DEPLOY_K)
+    let choice = schemes11(true);
+    let (s, c, scores) = choice.fit(m, &all, DEPLOY_K)?;
+    Ok((s, c, choice.schemes[scores.chosen].0.clone()))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn select11_chooses_among_select10s_select8s_and_the_shift_in_the_folds() {
+        for by_group in [false, true] {
+            let c = schemes11(by_group);
+            assert_eq!(c.schemes.len(), 3);
+            // Ties keep round 10's scheme.
+            assert_eq!(c.schemes[0].1, scheme(by_group));
+            assert_eq!(c.schemes[1].1, scheme8(by_group));
+            let folds = &c.schemes[2].1;
+            assert_eq!(folds.recipes.len(), scheme8(by_group).recipes.len());
+            for (r, plain) in folds.recipes.iter().zip(&scheme8(by_group).recipes) {
+                let model = matches!(r.objective, Objective::Model(_));
+                // Every tree shifted inside the folds, a model never; nothing else moves.
+                assert_eq!(r.fit_shift, !model);
+                assert_eq!(
+                    Recipe {
+                        fit_shift: false,
+                        ..*r
+                    },
+                    *plain
+                );
+            }
+            assert_eq!(folds.shift_tilings, output_tilings());
+            assert!(c.schemes.iter().all(|(_, s)| s.by_group == by_group));
+        }
+    }
 }

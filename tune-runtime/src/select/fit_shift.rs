@@ -134,7 +134,8 @@ impl FitShift {
 
     /// The locals the generated dispatch binds before the tree (`own`: the own features'
     /// locals): `__tune_fit(p)`, each position's output fit, and `__tune_shift(pick,
-    /// least, stats)`, [`FitShift::apply`] for one leaf's stats.
+    /// least, top, stats)`, [`FitShift::apply`] for one leaf's stats and best share where
+    /// the pick's fit is short.
     pub(super) fn rust_prelude(&self, own: &[String], out: &mut String) {
         out.push_str("    let __tune_fit = |p: usize| -> f64 {\n        match p {\n");
         for (p, t) in self.tiles.iter().enumerate() {
@@ -148,13 +149,49 @@ impl FitShift {
             }
         }
         out.push_str("            _ => 1.0,\n        }\n    };\n");
-        out.push_str(
-            "    let __tune_shift = |pick: usize, least: f64, stats: &[(f64, f64)]| -> usize {
-        if __tune_fit(pick) >= least {
-            return pick;
+        // The re-weighing reads most positions' fits: each distinct tile side's share
+        // (`x / (ceil(x / t) * t)`, a libm call and a division) once, the fits their
+        // products in `tile_fit`'s order (select11: the same values, from 16 sides to 6
+        // on a GEMM set of 8; the out-of-range calls' cost).
+        let mut sides: Vec<(usize, u32)> = Vec::new();
+        for &d in self.tiles.iter().flatten() {
+            if !sides.contains(&d) {
+                sides.push(d);
+            }
         }
-        let ratio = |p: usize, l: f64| if l > 0.0 { (__tune_fit(p) / l).min(1.0) } else { 1.0 };
-        let top = stats.iter().fold(0.0f64, |a, s| a.max(s.0));
+        out.push_str(
+            "    let __tune_shift = |pick: usize, least: f64, top: f64, stats: &[(f64, f64)]| -> usize {\n",
+        );
+        let side: Vec<String> = sides
+            .iter()
+            .map(|&(i, t)| {
+                let x = own.get(i).map_or("0.0", String::as_str);
+                format!("{x} / (({x} / {t}.0).ceil() * {t}.0)")
+            })
+            .collect();
+        let _ = writeln!(
+            out,
+            "        let d: [f64; {}] = [{}];",
+            side.len(),
+            side.join(", ")
+        );
+        out.push_str("        let fit = |p: usize| -> f64 {\n            let v: f64 = match p {\n");
+        for (p, t) in self.tiles.iter().enumerate() {
+            if !t.is_empty() {
+                let product: Vec<String> = t
+                    .iter()
+                    .filter_map(|d| sides.iter().position(|s| s == d))
+                    .map(|j| format!("d[{j}]"))
+                    .collect();
+                let _ = writeln!(out, "                {p} => {},", product.join(" * "));
+            }
+        }
+        out.push_str(
+            "                _ => 1.0,
+            };
+            if v.is_finite() { v } else { 0.0 }
+        };
+        let ratio = |p: usize, l: f64| if l > 0.0 { (fit(p) / l).min(1.0) } else { 1.0 };
         let mut best = (pick, top * ratio(pick, least));
         for (p, s) in stats.iter().enumerate() {
             // A ratio is at most 1: a share at or below the best score cannot beat it.
@@ -183,9 +220,12 @@ impl FitShift {
             .iter()
             .map(|(s, l)| format!("({s:?}, {l:?})"))
             .collect();
+        // The leaf's best share is a constant of the leaf (select11: folded at run time
+        // before).
+        let top = stats.iter().fold(0.0f64, |a, s| a.max(s.0));
         // The pick's own fit inline (the common case), the re-weighing a call.
         format!(
-            "if __tune_fit({pick}) >= {least:?} {{ {pick}usize }} else {{ __tune_shift({pick}, {least:?}, &[{}]) }}",
+            "if __tune_fit({pick}) >= {least:?} {{ {pick}usize }} else {{ __tune_shift({pick}, {least:?}, {top:?}, &[{}]) }}",
             list.join(", ")
         )
     }

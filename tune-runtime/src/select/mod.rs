@@ -57,6 +57,7 @@ pub mod matrix;
 pub mod model;
 pub mod nested;
 pub mod report;
+pub mod scheme_choice;
 pub mod set;
 
 pub use classify::{Classifier, Node, TreeLimits};
@@ -69,4 +70,5 @@ pub use matrix::{Input, Matrix, Normalisation, Score};
 pub use model::{Basis, Models};
 pub use nested::{Choice, Nested, Recipe};
 pub use report::{evaluate, group_splits, needed, random_split, Report, Split};
+pub use scheme_choice::{SchemeChoice, SchemeScores};
 pub use set::SetMethod;

@@ -451,7 +451,11 @@ impl Nested {
     /// The folds of `train`: (inputs fitted on, inputs left out), and whether they are
     /// by group.
     #[allow(clippy::type_complexity)]
-    fn folds_of(&self, m: &Matrix, train: &[usize]) -> (Vec<(Vec<usize>, Vec<usize>)>, bool) {
+    pub(super) fn folds_of(
+        &self,
+        m: &Matrix,
+        train: &[usize],
+    ) -> (Vec<(Vec<usize>, Vec<usize>)>, bool) {
         let groups = |i: usize| &m.inputs()[i].groups;
         let mut names: Vec<&String> = train.iter().flat_map(|&i| groups(i)).collect();
         names.sort_unstable();
