@@ -185,6 +185,7 @@ fn the_nested_choice_ships_its_tree_with_a_shift_and_scores_shifted_recipes() {
             objective: Objective::Model(crate::select::Basis::Linear),
             ..plain
         }],
+        models_ship: true,
         ..nested.clone()
     };
     let (s, choice) = model.fit(&m, &train, 2).unwrap();
