@@ -18,6 +18,8 @@
 //! cargo run --release --features select --example select_gemm -- explain OUT_DIR [SPLIT] [K] [SCHEME]
 //! # the classifier rows alone (k = 4 and 8, every split), in seconds
 //! cargo run --release --features select --example select_gemm -- classifiers OUT_DIR
+//! # the CPU selector again from a recorded CPU run (examples/data/select_gemm_cpu.rs)
+//! cargo run --release --features select --example select_gemm -- ship-cpu OUT_DIR
 //! # a measuring plan replayed on a run whose grid was filled (replay.rs)
 //! cargo run --release --features select --example select_gemm -- replay OUT_DIR [EVALS] [TUNE_SHARE] [BUDGET]
 //! ```
@@ -48,6 +50,11 @@ use std::time::Instant;
 use pipeline::{Shape, Shapes};
 use tune::results::Database;
 use tune::select::{measured, tune_inputs, Matrix, Plan};
+
+/// The components of `gemm_cpu`'s `input(..)` below, in order: the only features its
+/// generated selector may read, so the CPU matrix has no others (select12: select11's
+/// also had `ta`, `tb`, and its selector did not compile into `gemm_cpu`).
+const INPUTS: [&str; 4] = ["m", "n", "k", "batch"];
 
 /// `c = a * b` for a `batch` of `m x k` by `k x n` row-major products, blocked in
 /// `mt x nt x kt` tiles with the inner loop in `lanes`-wide chunks, blocks of rows shared
@@ -192,10 +199,16 @@ fn main() -> ExitCode {
                 "usage: select_gemm classifiers DIR (a run's directory, with run.json.gz or run.json)".into(),
             )),
         },
+        Some("ship-cpu") => match args.get(1) {
+            Some(dir) => ship_cpu_run(&PathBuf::from(dir)),
+            None => Err(tune::Error::Select(
+                "usage: select_gemm ship-cpu DIR (a CPU run's directory)".into(),
+            )),
+        },
         Some("replay") => replay::main(&args[1..]),
         Some("gpu") => return gpu::main(&args[1..]),
         Some(other) => Err(tune::Error::Select(format!(
-            "unknown command `{other}`; expected cpu, gpu, analyse, explain, classifiers, plan or replay"
+            "unknown command `{other}`; expected cpu, ship-cpu, gpu, analyse, explain, classifiers, plan or replay"
         ))),
     };
     match result {
@@ -229,7 +242,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     let m = Matrix::new(
         "gemm_cpu",
         device.clone(),
-        Shape::FEATURES.map(String::from).to_vec(),
+        INPUTS.map(String::from).to_vec(),
     );
     // One configuration on one shape: an untimed call, then the median of 3.
     let measure = |s: &Shape, config: &tune::results::Named<tune::Value>| -> Option<f64> {
@@ -258,7 +271,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     };
     let (m, stats) = tune_inputs(
         m,
-        shapes.inputs(),
+        shapes.inputs_of(&INPUTS)?,
         Plan {
             budget: pipeline::TUNE_SHARE,
             ..Plan::default()
@@ -354,22 +367,7 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     pipeline::write_run(&out, &run, &report)?;
     println!("{report}");
 
-    // Ship: the selector of every shape, compiled into `gemm_cpu_auto` on the next build.
-    let all: Vec<usize> = (0..m.inputs().len()).collect();
-    let (shipped_from, _, _) = pipeline::labelled(&m, &truth, &all, budget)?;
-    // The tuning run's matrix, label cells included, is what the shipped selector read.
-    db.record_matrix(&shipped_from)?;
-    let (selector, _, _) = pipeline::deploy(&shipped_from)?;
-    db.record_selector(&selector)?;
-    let source = selector.rust(<GemmCpuConfig as tune::__private::Tunable>::FINGERPRINT)?;
-    tune::results::write_atomic(
-        &PathBuf::from("examples/data/select_gemm_cpu.rs"),
-        source.as_bytes(),
-    )?;
-    println!(
-        "wrote examples/data/select_gemm_cpu.rs ({} configurations)",
-        selector.configs.len()
-    );
+    ship_cpu(&m, &truth, budget, Some(&db))?;
     // What the build that wrote it compiled in (the file of the previous run, if any).
     let s = &shapes.0[0];
     let mut c = c.into_inner();
@@ -379,4 +377,62 @@ fn cpu(args: &[String]) -> tune::Result<()> {
     }
     gemm_cpu_auto(&a, &b, &mut c, s.m, s.n, s.k, s.batch)?;
     Ok(())
+}
+
+/// Ships the CPU selector, compiled into `gemm_cpu_auto` on the next build: fitted on
+/// every shape of `m` (with label cells of `truth`, at most `budget`) over [`INPUTS`]
+/// alone, recorded in `db` where given, written to `examples/data/select_gemm_cpu.rs`.
+fn ship_cpu(m: &Matrix, truth: &Matrix, budget: usize, db: Option<&Database>) -> tune::Result<()> {
+    // A run before select12 has `ta`, `tb` too: the declaration does not name them.
+    let (m, truth) = (m.with_features(&INPUTS)?, truth.with_features(&INPUTS)?);
+    let all: Vec<usize> = (0..m.inputs().len()).collect();
+    let (shipped_from, _, _) = pipeline::labelled(&m, &truth, &all, budget)?;
+    let (selector, choice, scheme) = pipeline::deploy(&shipped_from)?;
+    if let Some(db) = db {
+        // The tuning run's matrix, label cells included, is what the shipped selector read.
+        db.record_matrix(&shipped_from)?;
+        db.record_selector(&selector)?;
+    }
+    let fingerprint = <GemmCpuConfig as tune::__private::Tunable>::FINGERPRINT;
+    let source = selector.rust_for(fingerprint, &INPUTS)?;
+    tune::results::write_atomic(
+        &PathBuf::from("examples/data/select_gemm_cpu.rs"),
+        source.as_bytes(),
+    )?;
+    println!(
+        "wrote examples/data/select_gemm_cpu.rs ({} configurations by {}, {scheme} scheme)",
+        selector.configs.len(),
+        choice.recipe.name()
+    );
+    Ok(())
+}
+
+/// `ship-cpu DIR`: [`ship_cpu`] from a recorded CPU run (`run.json.gz`), as the run
+/// itself would have shipped.
+fn ship_cpu_run(dir: &std::path::Path) -> tune::Result<()> {
+    let run = pipeline::read_run(dir)?;
+    let budget = run.set_budget(run.matrix.inputs().len());
+    ship_cpu(&run.matrix, &run.learnt()?, budget, None)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::INPUTS;
+
+    /// The committed selector reads only features `gemm_cpu`'s `input(..)` names (its
+    /// header lists them; derived ones are computed from those).
+    #[test]
+    fn the_committed_cpu_selector_reads_only_the_declared_inputs() {
+        let src = include_str!("../data/select_gemm_cpu.rs");
+        let line = src
+            .lines()
+            .find_map(|l| l.strip_prefix("// features: "))
+            .unwrap_or_default();
+        let own: Vec<&str> = line
+            .split(", ")
+            .filter(|f| !f.ends_with(" (derived)"))
+            .collect();
+        assert!(!own.is_empty(), "{src}");
+        assert!(own.iter().all(|f| INPUTS.contains(f)), "{line}");
+    }
 }

@@ -7,7 +7,8 @@ use std::time::Instant;
 
 use tune::select::matrix::{best_in, score};
 use tune::select::{
-    evaluate, needed, Choice, Classifier, Matrix, Nested, Objective, SetMethod, Split, TreeLimits,
+    evaluate, needed, Choice, Classifier, Matrix, Nested, Objective, Recipe, SetMethod, Split,
+    TreeLimits,
 };
 use tune::{Result, Value};
 
@@ -200,7 +201,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         .chain([Classifier::COST_NEIGHBOURS])
         .collect();
     let mut summary = String::from(
-        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select9's scheme k=4 / k=8 | select8's scheme k=4 / k=8 | select7's scheme k=4 / k=8 | models alone k=4 / k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
+        "| split (train / test shapes) | tuning cells: searches + cross-evaluation + label cells + re-measured (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen inside the training shapes, k=8 | select9's scheme k=4 / k=8 | select8's scheme k=4 / k=8 | select7's scheme k=4 / k=8 | models alone k=4 / k=8 (not shippable) |\n|---|---:|---:|---:|---:|---:|---:|---|---:|---:|---:|---:|\n",
     );
     let mut plain = String::from(
         "| split | label cells measured / wanted (% of the grid) | one config | nearest input (today) | shipped k=4 | shipped k=8 | bound, shipped set k=8 | chosen, k=8 |\n|---|---:|---:|---:|---:|---:|---:|---|\n",
@@ -284,7 +285,8 @@ pub fn analyse(run: &RunFile) -> Result<String> {
             nested_rows(m, truth, &split, &scheme9(by_group), &[4, DEPLOY_K]),
             "select9's scheme",
         );
-        // The 80 model recipes alone, chosen among by the same cross-validation (select8).
+        // The 80 model recipes alone, chosen among by the same cross-validation (select8):
+        // a row of the tables, not shippable (select12: the dispatch is a tree).
         let all_recipes = scheme8(by_group);
         let models_only = Nested {
             recipes: all_recipes
@@ -293,6 +295,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
                 .copied()
                 .filter(|r| matches!(r.objective, Objective::Model(_)))
                 .collect(),
+            models_ship: true,
             ..all_recipes
         };
         let models = skipped(
@@ -306,30 +309,35 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         };
         let _ = writeln!(
             out,
-            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) | best model recipe (inner) | without the fit shift (select8's scheme) |\n|---:|---|---:|---:|---:|---|---|---:|",
+            "Shipped ({}): set method, tree and features chosen by cross-validation inside the {} training shapes, {folds} (inner score: the left-out folds), scored on the {} test shapes:\n\n| k | chosen | inner score | test score | set's bound on the test shapes | runner-up (inner) | best model recipe (inner; not shippable) | without the fit shift (select8's scheme) |\n|---:|---|---:|---:|---:|---|---|---:|",
             split.name,
             split.train.len(),
             split.test.len()
         );
         for row in &rows {
-            let inner = row
-                .choice
-                .scores
-                .first()
-                .map(|(_, s)| pct_inner(s))
-                .unwrap_or_default();
+            let inner = pct_inner(&row.choice.inner);
+            // The chosen recipe as scored (the shift, where it ships, added after).
+            let unshifted = |r: &Recipe| Recipe {
+                fit_shift: false,
+                ..*r
+            };
             let second = row
                 .choice
                 .scores
-                .get(1)
-                .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
+                .iter()
+                .find(|(r, _)| unshifted(r) != unshifted(&row.choice.recipe))
+                .map(|(r, s)| {
+                    let model = matches!(r.objective, Objective::Model(_));
+                    let ships = if model { ", not shippable" } else { "" };
+                    format!("{} ({}{ships})", r.name(), pct_inner(s))
+                })
                 .unwrap_or_default();
             let model = row
                 .choice
                 .scores
                 .iter()
                 .find(|(r, _)| matches!(r.objective, Objective::Model(_)))
-                .map(|(r, s)| format!("{} ({})", r.name(), pct_inner(s)))
+                .map(|(r, s)| format!("{} ({}, not shippable)", r.name(), pct_inner(s)))
                 .unwrap_or_default();
             let _ = writeln!(
                 out,
@@ -444,7 +452,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         );
         let _ = writeln!(
             out,
-            "Models alone ({}; the 80 model recipes, chosen among by the same cross-validation): k = 4 {} ({}), k = {DEPLOY_K} {} ({}; bound {}).\n",
+            "Models alone ({}; the 80 model recipes, chosen among by the same cross-validation; not shippable: the dispatch is a tree): k = 4 {} ({}), k = {DEPLOY_K} {} ({}; bound {}).\n",
             split.name,
             models.first().map(|r| pct(&r.test)).unwrap_or_default(),
             models.first().map(|r| r.choice.recipe.name()).unwrap_or_default(),
@@ -566,7 +574,7 @@ pub fn analyse(run: &RunFile) -> Result<String> {
         s.configs.len(),
         choice.recipe.name(),
         m.inputs().len(),
-        choice.scores.first().map(|(_, s)| pct_inner(s)).unwrap_or_default(),
+        pct_inner(&choice.inner),
         s.tree.shape().0,
         s.tree.shape().1,
     );

@@ -89,7 +89,7 @@ pub fn explain_dir(
         split.test.len(),
         scheme_name.unwrap_or("10"),
         choice.recipe.name(),
-        100.0 * choice.scores.first().map_or(0.0, |(_, s)| s.geomean),
+        100.0 * choice.inner.geomean,
         s.tree.shape().0,
         s.tree.shape().1,
     );

@@ -156,6 +156,31 @@ impl Shapes {
             .collect()
     }
 
+    /// The inputs of a matrix whose features are `names` (of [`Shape::FEATURES`], in
+    /// that order): a tunable's `input(..)` components, which its selector may read.
+    pub fn inputs_of(&self, names: &[&str]) -> Result<Vec<Input>> {
+        let at = names
+            .iter()
+            .map(|n| {
+                Shape::FEATURES
+                    .iter()
+                    .position(|f| f == n)
+                    .ok_or_else(|| Error::Select(format!("a shape has no feature `{n}`")))
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        Ok(self
+            .inputs()
+            .into_iter()
+            .map(|mut i| {
+                i.features = at
+                    .iter()
+                    .filter_map(|&f| i.features.get(f).copied())
+                    .collect();
+                i
+            })
+            .collect())
+    }
+
     /// The largest A, B and C in floats.
     pub fn buffers(&self) -> (usize, usize, usize) {
         let max = |f: fn(&Shape) -> usize| self.0.iter().map(f).max().unwrap_or(1);

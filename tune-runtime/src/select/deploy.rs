@@ -263,6 +263,24 @@ impl Selector {
             .collect()
     }
 
+    /// [`Selector::rust`] for a declaration whose `input(..)` names `inputs`: the
+    /// generated code reads its features as locals of those names, so a feature the
+    /// declaration does not name would fail to compile in the user's crate.
+    ///
+    /// # Errors
+    /// [`Error::Select`] naming the first feature of [`Selector::features`] that `inputs`
+    /// lacks; as [`Selector::rust`].
+    pub fn rust_for(&self, fingerprint: &str, inputs: &[&str]) -> Result<String> {
+        if let Some(f) = self.features.iter().find(|f| !inputs.contains(&f.as_str())) {
+            return Err(Error::Select(format!(
+                "the selector of `{}` reads the feature `{f}`, which the tunable's `input(..)` does not name (it names {}): fit it on a matrix of those features",
+                self.tunable,
+                inputs.join(", ")
+            )));
+        }
+        self.rust(fingerprint)
+    }
+
     /// Rust source for `#[tunable(select = "path")]`: an expression of type
     /// `Option<(&'static str, Self)>` (see the module docs), with a header that says what
     /// it was generated from. `fingerprint` is the declaration's

@@ -215,3 +215,16 @@ fn what_a_literal_cannot_hold_is_an_error() {
     s.features[0] = "m-1".into();
     assert!(s.rust("x").is_err());
 }
+
+#[test]
+fn a_feature_the_declaration_does_not_name_is_an_error_naming_it() {
+    let s = selector();
+    // The declaration's inputs in any order, and more of them than the selector reads.
+    assert_eq!(
+        s.rust_for("abc", &["batch", "n", "m"]).unwrap(),
+        s.rust("abc").unwrap()
+    );
+    // select11's CPU selector read `ta`, which `input(m, n, k, batch)` does not name.
+    let e = s.rust_for("abc", &["m", "k"]).unwrap_err().to_string();
+    assert!(e.contains("`n`") && e.contains("m, k"), "{e}");
+}

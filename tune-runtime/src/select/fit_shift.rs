@@ -234,7 +234,8 @@ impl FitShift {
 impl Selector {
     /// This selector with a [`FitShift`] of its tree, fitted on `train` of `m` (the
     /// matrix it was fitted on, with its own features first), each configuration tiled
-    /// by the first of `tilings` that fits it. Unchanged where its tree is a model.
+    /// by the first of `tilings` that fits it. Unchanged where its tree is a model or no
+    /// configuration has a tile of `tilings`.
     ///
     /// # Errors
     /// [`crate::Error::Select`] when `m` lacks a deployed configuration or the selector
@@ -261,13 +262,10 @@ impl Selector {
                 (i, self.tree.leaf(&all))
             })
             .collect();
-        self.fit_shift = Some(FitShift::fit(
-            m,
-            &reached,
-            self.tree.leaves(),
-            &set,
-            tilings,
-        ));
+        let shift = FitShift::fit(m, &reached, self.tree.leaves(), &set, tilings);
+        // No configuration with a tile: every fit is 1 and nothing shifts; no code for it
+        // in the dispatch (a CPU GEMM's blocks, select12).
+        self.fit_shift = shift.tiles.iter().any(|t| !t.is_empty()).then_some(shift);
         Ok(self)
     }
 }

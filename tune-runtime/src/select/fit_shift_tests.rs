@@ -185,6 +185,7 @@ fn the_nested_choice_ships_its_tree_with_a_shift_and_scores_shifted_recipes() {
             objective: Objective::Model(crate::select::Basis::Linear),
             ..plain
         }],
+        models_ship: true,
         ..nested.clone()
     };
     let (s, choice) = model.fit(&m, &train, 2).unwrap();
@@ -204,4 +205,19 @@ fn the_nested_choice_ships_its_tree_with_a_shift_and_scores_shifted_recipes() {
     let c = twins.choose(&m, &train, 2).unwrap();
     assert_eq!(c.scores.len(), 2);
     assert!(c.scores.iter().any(|(r, _)| r.fit_shift));
+}
+
+#[test]
+fn a_set_without_tiles_ships_no_shift() {
+    // No configuration has a `WGD`: every fit would be 1, and the generated code a
+    // `match` of one arm (clippy's `match_single_binding` in the user's crate).
+    let m = matrix();
+    let train: Vec<usize> = (0..m.inputs().len()).collect();
+    let s = Selector::fit(&m, &train, 2, SetMethod::Greedy, TreeLimits::A).unwrap();
+    let none = vec![Tiling {
+        dims: vec![(0, "WGD".into())],
+    }];
+    let shifted = s.clone().with_fit_shift(&m, &train, &none).unwrap();
+    assert_eq!(shifted, s);
+    assert!(!shifted.rust("fp").unwrap().contains("fit shift"));
 }

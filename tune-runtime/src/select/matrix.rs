@@ -300,6 +300,38 @@ impl Matrix {
         m
     }
 
+    /// A copy whose inputs have only the features `names`, in that order (e.g. those a
+    /// tunable's `input(..)` declares, which its generated selector may read).
+    ///
+    /// # Errors
+    /// [`Error::Select`] naming a feature the matrix does not have.
+    pub fn with_features(&self, names: &[&str]) -> Result<Matrix> {
+        let at = names
+            .iter()
+            .map(|n| {
+                self.features.iter().position(|f| f == n).ok_or_else(|| {
+                    Error::Select(format!(
+                        "the matrix has no feature `{n}` (it has {})",
+                        self.features.join(", ")
+                    ))
+                })
+            })
+            .collect::<Result<Vec<usize>>>()?;
+        let mut m = self.clone();
+        m.features = names.iter().map(|n| (*n).to_string()).collect();
+        for input in &mut m.inputs {
+            input.features = at
+                .iter()
+                .map(|&f| {
+                    input.features.get(f).copied().ok_or_else(|| {
+                        Error::Select(format!("input `{}` lacks feature {f}", input.key))
+                    })
+                })
+                .collect::<Result<Vec<f64>>>()?;
+        }
+        Ok(m)
+    }
+
     /// A copy with only the cells that `keep(input, config)` accepts (e.g. to replay a
     /// sparse measurement from a full one).
     pub fn filtered(&self, mut keep: impl FnMut(usize, usize) -> bool) -> Matrix {
@@ -398,6 +430,24 @@ mod tests {
 
     fn cfg(x: i64) -> Named<Value> {
         Named(vec![("X".into(), Value::Int(x))])
+    }
+
+    #[test]
+    fn with_features_keeps_the_named_ones_in_order() {
+        let mut m = Matrix::new("t", "d", vec!["m".into(), "n".into(), "ta".into()]);
+        let i = m.add_input(Input {
+            key: "a".into(),
+            features: vec![1.0, 2.0, 0.0],
+            groups: vec![],
+        });
+        let c = m.add_config(cfg(1));
+        m.set(i, c, 3.0).unwrap();
+        let p = m.with_features(&["n", "m"]).unwrap();
+        assert_eq!(p.features, ["n", "m"]);
+        assert_eq!(p.inputs()[0].features, [2.0, 1.0]);
+        assert_eq!(p.get(i, c), Some(3.0));
+        let e = m.with_features(&["m", "k"]).unwrap_err().to_string();
+        assert!(e.contains("`k`"), "{e}");
     }
 
     pub(crate) fn small() -> Matrix {

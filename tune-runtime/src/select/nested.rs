@@ -223,6 +223,10 @@ pub struct Nested {
     /// the recipes as they are. The shift moves no training input's pick, so it leaves
     /// the choice among the recipes alone (select10).
     pub shift_chosen: bool,
+    /// Whether a model recipe ([`Objective::Model`]) may ship. Off by default: the issue
+    /// asks for a decision tree in the dispatch (a model per configuration costs 5x its
+    /// time, select11), so models are scored beside the trees but the best tree ships.
+    pub models_ship: bool,
 }
 
 impl Default for Nested {
@@ -237,6 +241,7 @@ impl Default for Nested {
             tilings: Vec::new(),
             shift_tilings: Vec::new(),
             shift_chosen: false,
+            models_ship: false,
         }
     }
 }
@@ -245,8 +250,10 @@ impl Default for Nested {
 /// left-out inputs (best first).
 #[derive(Clone, Debug, PartialEq)]
 pub struct Choice {
-    /// The recipe with the best score.
+    /// The shippable recipe ([`Nested::ships`]) with the best score.
     pub recipe: Recipe,
+    /// Its score on the left-out folds.
+    pub inner: Score,
     /// Every recipe's score on the left-out folds, best first, over every left-out input:
     /// a chosen configuration not measured on its input counts as that input's worst
     /// measured one ([`score_or_worst`]; `unmeasured` counts them). Skipping them, as
@@ -339,11 +346,24 @@ impl Nested {
             .collect();
         // Stable: among equal scores the earlier recipe of the list wins.
         scores.sort_by(|a, b| b.1.geomean.total_cmp(&a.1.geomean));
-        let recipe = scores
-            .first()
-            .map(|(r, _)| *r)
-            .ok_or_else(|| Error::Select("no recipe could be fitted on any fold".into()))?;
-        Ok(Choice { recipe, scores })
+        // Every recipe is scored; only a shippable one is chosen.
+        let (recipe, inner) = scores
+            .iter()
+            .find(|(r, _)| self.ships(r))
+            .cloned()
+            .ok_or_else(|| {
+                Error::Select("no shippable recipe could be fitted on any fold".into())
+            })?;
+        Ok(Choice {
+            recipe,
+            inner,
+            scores,
+        })
+    }
+
+    /// Whether `recipe` may ship: a tree, or any recipe where [`Nested::models_ship`].
+    pub fn ships(&self, recipe: &Recipe) -> bool {
+        self.models_ship || !matches!(recipe.objective, Objective::Model(_))
     }
 
     /// The selector of `k` configurations that ships from `train`: the recipe

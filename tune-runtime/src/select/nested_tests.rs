@@ -148,12 +148,15 @@ fn model_recipes_are_chosen_where_a_shallow_tree_cannot_follow_the_boundary() {
     assert_eq!(recipes.len(), 5);
     assert_eq!(recipes[3].objective, Objective::Model(Basis::Linear));
     assert_eq!(recipes[4].name(), "greedy, quadratic model");
+    // Models ship only where asked (select12: the dispatch is a tree).
     let nested = Nested {
         recipes: vec![shallow, recipes[3]],
+        models_ship: true,
         ..Nested::default()
     };
     let (s, choice) = nested.fit(&m, &train, 2).unwrap();
     assert_eq!(choice.recipe, recipes[3], "{:?}", choice.scores);
+    assert_eq!(choice.inner, choice.scores[0].1);
     assert!(choice.scores[0].1.geomean > choice.scores[1].1.geomean + 0.02);
     assert!(matches!(s.tree, Node::Models(_)), "{:?}", s.tree);
     let c = |x: f64, y: f64| s.choose(&[x, y]).and_then(|c| c.get("C")).cloned();
@@ -161,6 +164,52 @@ fn model_recipes_are_chosen_where_a_shallow_tree_cannot_follow_the_boundary() {
     assert_eq!(c(8192.0, 4096.0), Some(Value::Int(1)));
     let src = s.rust("fp").unwrap();
     assert!(src.contains("if __tune_s1 > __tune_best.1"), "{src}");
+}
+
+#[test]
+fn a_tree_ships_where_a_model_recipe_scores_best_inside() {
+    // The data of the test above, where the model's inner score is the best: by default
+    // the model is scored and reported, but the best tree ships (the dispatch
+    // is a tree; select11's cuda11/seed-1 shipped a model).
+    let m = product_boundary();
+    let train: Vec<usize> = (0..m.inputs().len()).collect();
+    let shallow = Recipe::tree(
+        SetMethod::Greedy,
+        TreeLimits {
+            max_depth: Some(2),
+            min_leaf: 1,
+        },
+    );
+    let model = Recipe {
+        objective: Objective::Model(Basis::Linear),
+        limits: TreeLimits::A,
+        ..shallow
+    };
+    let nested = Nested {
+        recipes: vec![model, shallow],
+        ..Nested::default()
+    };
+    assert!(!nested.ships(&model) && nested.ships(&shallow));
+    let (s, choice) = nested.fit(&m, &train, 2).unwrap();
+    assert_eq!(choice.scores[0].0, model, "{:?}", choice.scores);
+    assert!(choice.scores[0].1.geomean > choice.scores[1].1.geomean + 0.02);
+    assert_eq!(choice.recipe, shallow);
+    assert_eq!(choice.inner, choice.scores[1].1);
+    assert!(!matches!(s.tree, Node::Models(_)), "{:?}", s.tree);
+    assert!(s.rust("fp").unwrap().contains("decision tree"));
+    // Only models: nothing can ship.
+    let models = Nested {
+        recipes: vec![model],
+        ..Nested::default()
+    };
+    assert!(models.fit(&m, &train, 2).is_err());
+    // A scheme choice nests the same rule: every candidate ships a tree.
+    let choice = crate::select::SchemeChoice {
+        schemes: vec![("with a model".into(), nested)],
+    };
+    let (s, c, _) = choice.fit(&m, &train, 2).unwrap();
+    assert_eq!(c.recipe, shallow);
+    assert!(!matches!(s.tree, Node::Models(_)));
 }
 
 #[test]
