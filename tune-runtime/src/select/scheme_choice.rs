@@ -5,7 +5,7 @@
 //! all folds of the training inputs but one (its own cross-validation inside those) and
 //! its selector scored on the fold left out; the scheme with the best geometric mean over
 //! every left-out input is fitted on all the training inputs. The folds are the first
-//! scheme's ([`Nested::folds_of`]: one per group where it folds by group); inputs outside
+//! scheme's (`Nested::folds_of`: one per group where it folds by group); inputs outside
 //! `train` are never read.
 
 use std::collections::HashMap;
