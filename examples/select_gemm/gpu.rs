@@ -45,6 +45,7 @@ use rand::seq::SliceRandom;
 use rand::SeedableRng;
 
 use crate::candidates::{Buffers, Compiled, Pool};
+#[cfg(feature = "cuda")]
 use crate::common::cases::gemm::Gemm;
 use crate::common::cases::Target;
 use crate::common::cli::number;
@@ -55,11 +56,18 @@ use tune::results::Named;
 use tune::select::{tune_inputs, Matrix, Plan};
 use tune::Result;
 
+// Built without a backend, `device` has no variant and the sizes go unused.
+#[cfg_attr(
+    not(any(feature = "opencl", feature = "cuda")),
+    allow(unused_variables)
+)]
 pub fn main(_args: &[String]) -> ExitCode {
     crate::common::cli::main("select_gemm gpu", |device, args| {
         let args: Vec<String> = args.into_iter().filter(|a| a != "gpu").collect();
         let pool = number(&args, 0).unwrap_or(128);
         let evals = number(&args, 1).unwrap_or(12);
+        // The tiled SGEMM is CUDA's only.
+        #[cfg_attr(not(feature = "cuda"), allow(unused_variables))]
         let tiled = number(&args, 2).unwrap_or(24);
         match device {
             #[cfg(feature = "opencl")]
